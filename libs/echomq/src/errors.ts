@@ -1,0 +1,81 @@
+/**
+ * Typed errors. Every error EchoMQ raises on purpose is an EchoMqError with a
+ * stable `code`, so callers (and the HTTP api) can map them without parsing text.
+ */
+export class EchoMqError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** A queue name that would break the key grammar or the cluster hashtag. */
+export class InvalidQueueNameError extends EchoMqError {
+  constructor(readonly queue: unknown) {
+    super(
+      'INVALID_QUEUE_NAME',
+      `Invalid queue name ${JSON.stringify(queue)}: use 1-64 characters from A-Z a-z 0-9 . _ -`,
+    );
+  }
+}
+
+export class InvalidJobIdError extends EchoMqError {
+  constructor(readonly id: unknown) {
+    super('INVALID_JOB_ID', `Invalid job id ${JSON.stringify(id)}: expected JOB followed by 11 Base62 characters`);
+  }
+}
+
+/** An option or argument out of range (a negative delay, a zero concurrency, ...). */
+export class InvalidArgumentError extends EchoMqError {
+  constructor(message: string) {
+    super('INVALID_ARGUMENT', message);
+  }
+}
+
+export class PayloadTooLargeError extends EchoMqError {
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super('PAYLOAD_TOO_LARGE', `Job payload is ${bytes} bytes; the limit is ${limit}`);
+  }
+}
+
+export class JobExistsError extends EchoMqError {
+  constructor(readonly id: string) {
+    super('JOB_EXISTS', `Job ${id} already exists`);
+  }
+}
+
+export class JobNotFoundError extends EchoMqError {
+  constructor(readonly id: string) {
+    super('JOB_NOT_FOUND', `Job ${id} was not found`);
+  }
+}
+
+/** The job exists but is not in the state the operation needs (e.g. retry of a job that is not dead). */
+export class JobStateError extends EchoMqError {
+  constructor(
+    readonly id: string,
+    readonly expected: string,
+  ) {
+    super('JOB_STATE', `Job ${id} is not ${expected}`);
+  }
+}
+
+/**
+ * The caller's claim on a job is no longer current: the job left active, or its
+ * token / claimant moved on (the lease expired and someone else claimed it).
+ * Nothing was changed.
+ */
+export class StaleJobError extends EchoMqError {
+  constructor(
+    readonly id: string,
+    readonly attempt: number,
+  ) {
+    super('STALE', `Claim ${attempt} on job ${id} is stale: the lease was lost or the job was removed`);
+  }
+}

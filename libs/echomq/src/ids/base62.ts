@@ -1,0 +1,46 @@
+/**
+ * Fixed-width Base62 over unsigned 64-bit integers.
+ *
+ * The alphabet is in ASCII order (0-9, A-Z, a-z), so for two strings of the same
+ * width, comparing bytes compares the numbers they encode. That property is what
+ * lets a sorted set ordered by member double as a FIFO queue.
+ */
+export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** 62^11 > 2^64 > 62^10, so eleven characters hold any unsigned 64-bit value. */
+export const BASE62_WIDTH = 11;
+
+export const UINT64_MAX = (1n << 64n) - 1n;
+
+const DIGIT_VALUE: ReadonlyMap<string, bigint> = new Map(
+  [...BASE62_ALPHABET].map((char, index) => [char, BigInt(index)]),
+);
+
+/** Encodes 0..2^64-1 as exactly eleven Base62 characters, zero-padded on the left. */
+export function encodeBase62(value: bigint): string {
+  if (value < 0n || value > UINT64_MAX) {
+    throw new RangeError(`encodeBase62 takes an unsigned 64-bit integer, got ${value}`);
+  }
+  const chars = new Array<string>(BASE62_WIDTH);
+  let rest = value;
+  for (let i = BASE62_WIDTH - 1; i >= 0; i--) {
+    chars[i] = BASE62_ALPHABET[Number(rest % 62n)];
+    rest /= 62n;
+  }
+  return chars.join('');
+}
+
+/**
+ * Decodes eleven Base62 characters. Returns undefined (never throws) for a wrong
+ * width, a character outside the alphabet, or a value past 2^64-1.
+ */
+export function decodeBase62(text: string): bigint | undefined {
+  if (text.length !== BASE62_WIDTH) return undefined;
+  let value = 0n;
+  for (const char of text) {
+    const digit = DIGIT_VALUE.get(char);
+    if (digit === undefined) return undefined;
+    value = value * 62n + digit;
+  }
+  return value <= UINT64_MAX ? value : undefined;
+}

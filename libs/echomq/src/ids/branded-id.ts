@@ -1,0 +1,58 @@
+import { BASE62_WIDTH, decodeBase62, encodeBase62 } from './base62';
+import { SnowflakeMinter, snowflakeParts, type SnowflakeParts } from './snowflake';
+
+/**
+ * A branded id: a fixed brand (for jobs, `JOB`) followed by eleven Base62
+ * characters of a 64-bit Snowflake. Because the brand is constant and the Base62
+ * part is fixed width in an ASCII-ordered alphabet, byte order is mint order.
+ */
+export class BrandedId<Brand extends string = string> {
+  readonly length: number;
+
+  constructor(readonly brand: Brand) {
+    if (!/^[A-Z]{1,8}$/.test(brand)) {
+      throw new RangeError(`A brand is 1 to 8 upper-case ASCII letters, got ${JSON.stringify(brand)}`);
+    }
+    this.length = brand.length + BASE62_WIDTH;
+  }
+
+  /** Total: any input, never throws. True only for this brand + a valid 64-bit Base62 body. */
+  valid(candidate: unknown): candidate is string {
+    return this.decode(candidate) !== undefined;
+  }
+
+  /** The Snowflake inside an id, or undefined when the id is not valid. */
+  decode(candidate: unknown): bigint | undefined {
+    if (typeof candidate !== 'string' || candidate.length !== this.length) return undefined;
+    if (!candidate.startsWith(this.brand)) return undefined;
+    return decodeBase62(candidate.slice(this.brand.length));
+  }
+
+  format(snowflake: bigint): string {
+    return this.brand + encodeBase62(snowflake);
+  }
+
+  /** When and where an id was minted; undefined for an invalid id. */
+  parts(candidate: unknown): SnowflakeParts | undefined {
+    const value = this.decode(candidate);
+    return value === undefined ? undefined : snowflakeParts(value);
+  }
+
+  minter(snowflakes: SnowflakeMinter): () => string {
+    return () => this.format(snowflakes.next());
+  }
+}
+
+/** A job id: `JOB` + 11 Base62 characters. The type brand keeps raw strings out of key builders. */
+export type JobId = string & { readonly __jobId: true };
+
+export const JOB_IDS = new BrandedId('JOB');
+
+export function isJobId(candidate: unknown): candidate is JobId {
+  return JOB_IDS.valid(candidate);
+}
+
+/** Byte-wise comparison; for two valid ids of one brand this is mint order. */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,3 @@
+export * from './base62';
+export * from './snowflake';
+export * from './branded-id';

@@ -1,0 +1,2 @@
+export * from './queue-name';
+export * from './keyspace';
