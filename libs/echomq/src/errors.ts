@@ -24,7 +24,10 @@ export class InvalidQueueNameError extends EchoMqError {
 
 export class InvalidJobIdError extends EchoMqError {
   constructor(readonly id: unknown) {
-    super('INVALID_JOB_ID', `Invalid job id ${JSON.stringify(id)}: expected JOB followed by 11 Base62 characters`);
+    super(
+      'INVALID_JOB_ID',
+      `Invalid job id ${JSON.stringify(id)}: expected JOB followed by 11 Base62 characters`,
+    );
   }
 }
 

@@ -76,7 +76,9 @@ export function assertJobId(id: unknown): JobId {
 
 export function assertIdempotencyKey(key: unknown): string {
   if (typeof key !== 'string' || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX) {
-    throw new InvalidArgumentError(`An idempotency key is a string of 1 to ${IDEMPOTENCY_KEY_MAX} characters`);
+    throw new InvalidArgumentError(
+      `An idempotency key is a string of 1 to ${IDEMPOTENCY_KEY_MAX} characters`,
+    );
   }
   return key;
 }

@@ -1,0 +1,147 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InvalidArgumentError } from '../errors';
+import type { JobId } from '../ids';
+import { assertJobId, QUEUE_REGISTRY_KEY, queueKeys, type StateSet } from '../keyspace';
+import { ECHOMQ_OPTIONS } from '../module/module-definition';
+import { RedisConnections } from '../module/redis-connections';
+import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
+import { resolveModuleSettings } from '../module/echomq-options';
+import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
+import {
+  enqueueJobs,
+  readJobView,
+  removeJob,
+  retryDead,
+  type RemovedFrom,
+  type ScriptContext,
+} from '../scripts';
+import { buildJobRecord, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
+import { toJobView, type JobView } from './job-view';
+import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
+import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
+
+/** Most jobs one enqueueMany call takes; larger batches are split by the caller. */
+export const ENQUEUE_MANY_MAX = 10_000;
+
+/**
+ * The application's handle on its queues: enqueue, read and administer jobs.
+ * Inject it anywhere once EchoMqModule is imported; it runs no workers itself.
+ */
+@Injectable()
+export class QueueService {
+  readonly settings: ResolvedModuleSettings;
+  private readonly contexts = new Map<string, ScriptContext>();
+  private readonly registered = new Set<string>();
+
+  constructor(
+    @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
+    private readonly connections: RedisConnections,
+    @Inject(JOB_ID_MINTER) private readonly mintId: JobIdMinter,
+  ) {
+    this.settings = resolveModuleSettings(options);
+  }
+
+  /** The settings a queue runs with, from configuration; `overrides` (e.g. a decorator's) win. */
+  queueOptions(queue: string, overrides?: QueueOptions): ResolvedQueueOptions {
+    return resolveQueueOptions(this.options.defaults, this.options.queues?.[queue], overrides);
+  }
+
+  /** Script context of one queue (validates the name). Used by the worker runtime. */
+  context(queue: string): ScriptContext {
+    let ctx = this.contexts.get(queue);
+    if (!ctx) {
+      ctx = {
+        redis: this.connections.client,
+        keys: queueKeys(queue),
+        eventsMaxLen: this.settings.eventsMaxLen,
+      };
+      this.contexts.set(queue, ctx);
+    }
+    return ctx;
+  }
+
+  /** Adds the queue to the registry that reapers and tools read (once per process). */
+  async register(queue: string): Promise<void> {
+    if (this.registered.has(queue)) return;
+    queueKeys(queue);
+    await this.connections.client.sadd(QUEUE_REGISTRY_KEY, queue);
+    this.registered.add(queue);
+  }
+
+  async enqueue<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<JobId> {
+    const [id] = await this.enqueueMany(queue, [{ ...options, data }]);
+    return id;
+  }
+
+  /** Enqueues every job in one round trip, all or nothing. Ids come back in input order. */
+  async enqueueMany<T>(queue: string, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
+    const ctx = this.context(queue);
+    if (!Array.isArray(jobs as unknown) || jobs.length > ENQUEUE_MANY_MAX) {
+      throw new InvalidArgumentError(`enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs`);
+    }
+    if (jobs.length === 0) return [];
+    const { maxAttempts } = this.queueOptions(queue);
+    const records = jobs.map((job) =>
+      buildJobRecord(this.mintId(), job, maxAttempts, this.settings.maxPayloadBytes),
+    );
+    await this.register(queue);
+    const outcomes = await enqueueJobs(ctx, records, this.settings.idempotencyTtlMs);
+    return outcomes.map((outcome) => outcome.id as JobId);
+  }
+
+  /** The job and its state, or undefined when no such job exists (or it finished and was not retained). */
+  async getJob<T = unknown>(queue: string, id: string): Promise<JobView<T> | undefined> {
+    const ctx = this.context(queue);
+    const jobId = assertJobId(id);
+    return toJobView<T>(queue, jobId, await readJobView(ctx, jobId));
+  }
+
+  /** Ids in one state: pending and dead newest first, active and schedule soonest first. */
+  async browse(queue: string, state: StateSet, options?: BrowseOptions): Promise<JobId[]> {
+    const ctx = this.context(queue);
+    return browseIds(ctx.redis, ctx.keys, state, options);
+  }
+
+  async counts(queue: string): Promise<QueueCounts> {
+    const ctx = this.context(queue);
+    return countStates(ctx.redis, ctx.keys);
+  }
+
+  async metrics(queue: string): Promise<Record<string, number>> {
+    const ctx = this.context(queue);
+    return readMetrics(ctx.redis, ctx.keys);
+  }
+
+  /** Names of every queue that was ever enqueued to or served. */
+  async listQueues(): Promise<string[]> {
+    return (await this.connections.client.smembers(QUEUE_REGISTRY_KEY)).sort();
+  }
+
+  /** dead -> pending with a fresh retry budget. Throws JobNotFoundError / JobStateError. */
+  async retry(queue: string, id: string): Promise<void> {
+    const ctx = this.context(queue);
+    await retryDead(ctx, assertJobId(id));
+  }
+
+  /** Removes a job in any state; an active job's handler is aborted at its next heartbeat. */
+  async remove(queue: string, id: string): Promise<RemovedFrom> {
+    const ctx = this.context(queue);
+    return removeJob(ctx, assertJobId(id));
+  }
+
+  /** Workers stop claiming from a paused queue; enqueue keeps working. */
+  async pause(queue: string): Promise<void> {
+    const ctx = this.context(queue);
+    await ctx.redis.set(ctx.keys.paused, '1');
+  }
+
+  async resume(queue: string): Promise<void> {
+    const ctx = this.context(queue);
+    await ctx.redis.multi().del(ctx.keys.paused).rpush(ctx.keys.wake, '1').exec();
+  }
+
+  async isPaused(queue: string): Promise<boolean> {
+    const ctx = this.context(queue);
+    return (await ctx.redis.exists(ctx.keys.paused)) === 1;
+  }
+}

@@ -1,0 +1,23 @@
+import type { QueueKeys } from '../keyspace';
+import type { ScriptedClient } from './registry';
+
+/** What every transition wrapper needs: a client with the scripts, one queue's keys, stream cap. */
+export interface ScriptContext {
+  readonly redis: ScriptedClient;
+  readonly keys: QueueKeys;
+  /** Approximate cap on the queue's event stream (XADD MAXLEN ~). */
+  readonly eventsMaxLen: number;
+}
+
+/** A claim as the worker holds it: the fencing token and the claimant presented on every call. */
+export interface ClaimRef {
+  readonly id: string;
+  readonly attempt: number;
+  readonly claimant: string;
+}
+
+export function claimArgs(claims: readonly ClaimRef[]): (string | number)[] {
+  const args: (string | number)[] = [];
+  for (const claim of claims) args.push(claim.id, claim.attempt, claim.claimant);
+  return args;
+}

@@ -1,0 +1,51 @@
+import type { Cluster, Redis } from 'ioredis';
+import { CLAIM_LUA } from './lua/claim.lua';
+import { COMPLETE_LUA } from './lua/complete.lua';
+import { ENQUEUE_LUA } from './lua/enqueue.lua';
+import { EXTEND_LUA } from './lua/extend.lua';
+import { FAIL_LUA } from './lua/fail.lua';
+import { JOB_VIEW_LUA } from './lua/job-view.lua';
+import { PROMOTE_LUA } from './lua/promote.lua';
+import { REAP_LUA } from './lua/reap.lua';
+import { RELEASE_LUA } from './lua/release.lua';
+import { REMOVE_LUA } from './lua/remove.lua';
+import { RETRY_LUA } from './lua/retry.lua';
+
+/**
+ * Every script EchoMQ runs, with its fixed number of KEYS. The Lua text lives in
+ * TypeScript modules so it ships inside the compiled build; nothing is read from
+ * disk at run time. ioredis runs each as EVALSHA and loads it on NOSCRIPT (after a
+ * Redis restart or a failover), in pipelines and on clusters alike.
+ */
+export const SCRIPTS = {
+  emqEnqueue: { lua: ENQUEUE_LUA, keys: 7 },
+  emqClaim: { lua: CLAIM_LUA, keys: 8 },
+  emqExtend: { lua: EXTEND_LUA, keys: 4 },
+  emqComplete: { lua: COMPLETE_LUA, keys: 4 },
+  emqFail: { lua: FAIL_LUA, keys: 8 },
+  emqRelease: { lua: RELEASE_LUA, keys: 6 },
+  emqReap: { lua: REAP_LUA, keys: 7 },
+  emqPromote: { lua: PROMOTE_LUA, keys: 5 },
+  emqRetry: { lua: RETRY_LUA, keys: 6 },
+  emqRemove: { lua: REMOVE_LUA, keys: 8 },
+  emqJobView: { lua: JOB_VIEW_LUA, keys: 5 },
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+export type RedisClient = Redis | Cluster;
+type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
+export type ScriptedClient = RedisClient & { readonly [K in ScriptName]: ScriptCall };
+
+const INSTALLED = Symbol('echomq.scripts');
+
+/** Defines every script as a command on the client (idempotent per client). */
+export function installScripts(client: RedisClient): ScriptedClient {
+  const marked = client as RedisClient & { [INSTALLED]?: true };
+  if (!marked[INSTALLED]) {
+    for (const [name, script] of Object.entries(SCRIPTS)) {
+      client.defineCommand(name, { lua: script.lua, numberOfKeys: script.keys });
+    }
+    marked[INSTALLED] = true;
+  }
+  return client as ScriptedClient;
+}
