@@ -76,7 +76,7 @@ export class QueueService {
   /** Enqueues every job in one round trip, all or nothing. Ids come back in input order. */
   async enqueueMany<T>(queue: string, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
     const ctx = this.context(queue);
-    if (!Array.isArray(jobs as unknown) || jobs.length > ENQUEUE_MANY_MAX) {
+    if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
       throw new InvalidArgumentError(`enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs`);
     }
     if (jobs.length === 0) return [];
