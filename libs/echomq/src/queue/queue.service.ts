@@ -10,6 +10,7 @@ import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
 import {
   enqueueJobs,
   readJobView,
+  readJobViews,
   removeJob,
   retryDead,
   type RemovedFrom,
@@ -100,6 +101,24 @@ export class QueueService {
   async browse(queue: string, state: StateSet, options?: BrowseOptions): Promise<JobId[]> {
     const ctx = this.context(queue);
     return browseIds(ctx.redis, ctx.keys, state, options);
+  }
+
+  /** Like browse, with each job's view; read in one pipelined round trip. Jobs that finished meanwhile are left out. */
+  async listJobs<T = unknown>(
+    queue: string,
+    state: StateSet,
+    options?: BrowseOptions,
+  ): Promise<JobView<T>[]> {
+    const ids = await this.browse(queue, state, options);
+    if (ids.length === 0) return [];
+    const ctx = this.context(queue);
+    const raws = await readJobViews(ctx, ids);
+    const views: JobView<T>[] = [];
+    raws.forEach((raw, index) => {
+      const view = toJobView<T>(queue, ids[index], raw);
+      if (view) views.push(view);
+    });
+    return views;
   }
 
   async counts(queue: string): Promise<QueueCounts> {

@@ -9,17 +9,39 @@ export interface RawJobView {
   readonly fields: Readonly<Record<string, string>>;
 }
 
+type JobViewReply = [JobState, string, string[]];
+
+function parseJobView([state, score, flat]: JobViewReply): RawJobView {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
+  return { state, score: score === '' ? null : Number(score), fields };
+}
+
 export async function readJobView(ctx: ScriptContext, id: string): Promise<RawJobView> {
   const { keys } = ctx;
-  const [state, score, flat] = (await ctx.redis.emqJobView(
+  const reply = await ctx.redis.emqJobView(
     keys.pending,
     keys.active,
     keys.schedule,
     keys.dead,
     keys.job(id),
     id,
-  )) as [JobState, string, string[]];
-  const fields: Record<string, string> = {};
-  for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
-  return { state, score: score === '' ? null : Number(score), fields };
+  );
+  return parseJobView(reply as JobViewReply);
+}
+
+/** Views of many jobs of one queue in one pipelined round trip. */
+export async function readJobViews(ctx: ScriptContext, ids: readonly string[]): Promise<RawJobView[]> {
+  const { keys } = ctx;
+  const pipeline = ctx.redis.pipeline() as unknown as Record<'emqJobView', (...args: string[]) => void> & {
+    exec(): Promise<[Error | null, unknown][] | null>;
+  };
+  for (const id of ids) {
+    pipeline.emqJobView(keys.pending, keys.active, keys.schedule, keys.dead, keys.job(id), id);
+  }
+  const replies = (await pipeline.exec()) ?? [];
+  return replies.map(([error, reply]) => {
+    if (error) throw error;
+    return parseJobView(reply as JobViewReply);
+  });
 }
