@@ -82,3 +82,48 @@ export class StaleJobError extends EchoMqError {
     super('STALE', `Claim ${attempt} on job ${id} is stale: the lease was lost or the job was removed`);
   }
 }
+
+/** Thrown by a handler to send its job straight to dead, skipping the remaining retries. */
+export class UnrecoverableError extends EchoMqError {
+  constructor(message: string) {
+    super('UNRECOVERABLE', message);
+  }
+}
+
+/** The reason a job's AbortSignal fires: its lease is lost, it was removed, or the worker is shutting down. */
+export class JobAbortedError extends EchoMqError {
+  constructor(
+    readonly id: string,
+    readonly reason: 'lease-lost' | 'shutdown',
+    message: string,
+  ) {
+    super('JOB_ABORTED', message);
+  }
+}
+
+/** waitFor gave up before the job finished. */
+export class WaitTimeoutError extends EchoMqError {
+  constructor(
+    readonly id: string,
+    readonly timeoutMs: number,
+  ) {
+    super('WAIT_TIMEOUT', `Job ${id} did not finish within ${timeoutMs} ms`);
+  }
+}
+
+/** waitFor saw the job end in dead (or removed); carries its last error. */
+export class JobFailedError extends EchoMqError {
+  constructor(
+    readonly id: string,
+    readonly lastError: string,
+  ) {
+    super('JOB_FAILED', `Job ${id} failed: ${lastError}`);
+  }
+}
+
+/** A @Processor class that cannot run (no handler, a second processor for one queue, bad options). */
+export class ProcessorDefinitionError extends EchoMqError {
+  constructor(message: string) {
+    super('PROCESSOR_DEFINITION', message);
+  }
+}

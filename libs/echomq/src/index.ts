@@ -13,3 +13,4 @@ export * from './module/echomq-options';
 export { ECHOMQ_OPTIONS } from './module/module-definition';
 export { RedisConnections, createRedisClient } from './module/redis-connections';
 export { EchoMqModule } from './module/echomq.module';
+export * from './worker';

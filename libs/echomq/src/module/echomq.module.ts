@@ -1,15 +1,22 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { QueueService } from '../queue/queue.service';
+import { ProcessorExplorer } from '../worker/processor-explorer';
+import { Reaper } from '../worker/reaper';
 import { jobIdMinterProvider } from './id-minter.provider';
 import { EchoMqConfigurableModule } from './module-definition';
 import { RedisConnections } from './redis-connections';
 
 /**
  * `EchoMqModule.forRoot({ connection })` or `forRootAsync({ useFactory, inject })`.
- * Global by default, so QueueService is injectable everywhere.
+ * Global by default, so QueueService is injectable everywhere. Any provider marked
+ * @Processor in the application is discovered and served; with none, the
+ * application is a producer only.
  */
 @Module({
-  providers: [RedisConnections, jobIdMinterProvider, QueueService],
-  exports: [RedisConnections, QueueService],
+  imports: [DiscoveryModule, ScheduleModule.forRoot()],
+  providers: [RedisConnections, jobIdMinterProvider, QueueService, Reaper, ProcessorExplorer],
+  exports: [RedisConnections, QueueService, ProcessorExplorer],
 })
 export class EchoMqModule extends EchoMqConfigurableModule {}

@@ -18,6 +18,7 @@ import {
 } from '../scripts';
 import { buildJobRecord, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
 import { toJobView, type JobView } from './job-view';
+import { waitForJob } from './wait-for';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
 
@@ -146,6 +147,25 @@ export class QueueService {
   async remove(queue: string, id: string): Promise<RemovedFrom> {
     const ctx = this.context(queue);
     return removeJob(ctx, assertJobId(id));
+  }
+
+  /**
+   * Waits for a job to finish: resolves with its result (when it completes) or rejects
+   * with JobFailedError (dead), JobNotFoundError (removed or unknown) or WaitTimeoutError.
+   * Uses a dedicated connection for the blocking read while it waits.
+   */
+  async waitFor<R = unknown>(queue: string, id: string, timeoutMs = 30_000): Promise<R> {
+    const ctx = this.context(queue);
+    const jobId = assertJobId(id);
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) {
+      throw new InvalidArgumentError('timeoutMs must be a non-negative integer');
+    }
+    const client = this.connections.createBlockingClient();
+    try {
+      return (await waitForJob(client, ctx.keys, jobId, timeoutMs, () => this.getJob(queue, jobId))) as R;
+    } finally {
+      this.connections.release(client);
+    }
   }
 
   /** Workers stop claiming from a paused queue; enqueue keeps working. */

@@ -11,3 +11,4 @@ export * from './promote';
 export * from './retry';
 export * from './remove';
 export * from './job-view';
+export * from './progress';

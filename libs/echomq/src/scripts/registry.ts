@@ -5,6 +5,7 @@ import { ENQUEUE_LUA } from './lua/enqueue.lua';
 import { EXTEND_LUA } from './lua/extend.lua';
 import { FAIL_LUA } from './lua/fail.lua';
 import { JOB_VIEW_LUA } from './lua/job-view.lua';
+import { PROGRESS_LUA } from './lua/progress.lua';
 import { PROMOTE_LUA } from './lua/promote.lua';
 import { REAP_LUA } from './lua/reap.lua';
 import { RELEASE_LUA } from './lua/release.lua';
@@ -28,6 +29,7 @@ export const SCRIPTS = {
   emqPromote: { lua: PROMOTE_LUA, keys: 5 },
   emqRetry: { lua: RETRY_LUA, keys: 6 },
   emqRemove: { lua: REMOVE_LUA, keys: 8 },
+  emqProgress: { lua: PROGRESS_LUA, keys: 3 },
   emqJobView: { lua: JOB_VIEW_LUA, keys: 5 },
 } as const;
 

@@ -1,0 +1,41 @@
+import { InvalidArgumentError } from '../errors';
+import type { BackoffPolicy } from '../queue/queue-options';
+
+/**
+ * The delay before the next attempt, after `attempt` attempts of the current budget
+ * failed (1 after the first failure). Exponential doubles from delayMs, capped, with
+ * a share of each delay drawn at random so a burst of failures does not retry in lockstep.
+ */
+export function backoffDelay(
+  policy: BackoffPolicy,
+  attempt: number,
+  error: unknown,
+  random: () => number = Math.random,
+): number {
+  switch (policy.type) {
+    case 'fixed':
+      return Math.max(0, policy.delayMs);
+    case 'exponential': {
+      const cap = policy.maxDelayMs ?? 3_600_000;
+      const jitter = Math.min(1, Math.max(0, policy.jitter ?? 0.5));
+      const base = Math.min(cap, policy.delayMs * 2 ** Math.max(0, attempt - 1));
+      return Math.round(base * (1 - jitter) + base * jitter * random());
+    }
+    case 'custom': {
+      const delay = policy.delay(attempt, error);
+      return Number.isFinite(delay) && delay > 0 ? Math.round(delay) : 0;
+    }
+  }
+}
+
+export function assertBackoffPolicy(policy: BackoffPolicy): BackoffPolicy {
+  if (policy.type === 'custom') {
+    if (typeof policy.delay !== 'function')
+      throw new InvalidArgumentError('custom backoff needs a delay function');
+    return policy;
+  }
+  if (!Number.isFinite(policy.delayMs) || policy.delayMs < 0) {
+    throw new InvalidArgumentError('backoff delayMs must be a non-negative number');
+  }
+  return policy;
+}

@@ -1,0 +1,6 @@
+export * from './processor.decorator';
+export * from './job';
+export * from './backoff';
+export { ProcessorExplorer } from './processor-explorer';
+export { Reaper } from './reaper';
+export type { ClaimLoop } from './claim-loop';

@@ -1,0 +1,130 @@
+import type { Logger } from '@nestjs/common';
+import { JobAbortedError, StaleJobError, UnrecoverableError } from '../errors';
+import { JOB_IDS, type JobId } from '../ids';
+import type { ResolvedQueueOptions } from '../queue/queue-options';
+import { completeJob, failJob, recordProgress, type ScriptContext } from '../scripts';
+import { backoffDelay } from './backoff';
+import type { Job } from './job';
+import type { LeaseKeeper } from './lease-keeper';
+import type { RunningJob } from './running-job';
+
+const ERROR_TEXT_MAX = 4_096;
+const SETTLE_TRIES = 5;
+
+type Outcome =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+export type Dispatch = (job: Job) => unknown;
+
+function describeError(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}...` : text;
+}
+
+function toJson(value: unknown, what: string): string {
+  if (value === undefined) return '';
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new UnrecoverableError(`The ${what} is not JSON-serialisable`);
+  return text;
+}
+
+/**
+ * Runs one claimed job: builds the Job a handler sees, calls the handler, and
+ * settles the claim (complete on a value, fail on a throw). Settling is retried
+ * briefly through transient Redis errors while the lease lasts; a stale claim is
+ * counted and logged, never thrown out of the loop.
+ */
+export class JobRunner {
+  /** Settlements refused as STALE (the lease had been lost); exposed for monitoring and tests. */
+  staleSettlements = 0;
+
+  constructor(
+    private readonly queue: string,
+    private readonly options: ResolvedQueueOptions,
+    private readonly ctx: ScriptContext,
+    private readonly keeper: LeaseKeeper,
+    private readonly dispatch: Dispatch,
+    private readonly logger: Logger,
+  ) {}
+
+  async run(running: RunningJob): Promise<void> {
+    let outcome: Outcome;
+    try {
+      outcome = { ok: true, value: await this.dispatch(this.toJob(running)) };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    const reason: unknown = running.controller.signal.reason;
+    if (reason instanceof JobAbortedError && reason.reason === 'shutdown') {
+      return; // released at shutdown: the job is already back in pending
+    }
+    await this.settle(running, outcome);
+  }
+
+  private toJob(running: RunningJob): Job {
+    const { record, claim } = running;
+    let data: unknown;
+    try {
+      data = JSON.parse(record.data);
+    } catch {
+      throw new UnrecoverableError(`Job ${record.id} carries data that is not JSON`);
+    }
+    return {
+      id: record.id as JobId,
+      queue: this.queue,
+      name: record.name,
+      data,
+      attempt: record.attempt,
+      maxAttempts: record.maxAttempts,
+      attemptInBudget: record.attempt - record.budgetBase,
+      enqueuedAt: new Date(JOB_IDS.parts(record.id)?.timeMs ?? 0),
+      signal: running.controller.signal,
+      progress: (value: unknown) => recordProgress(this.ctx, claim, toJson(value ?? null, 'progress')),
+      extendLease: async (ms = this.options.leaseMs) => {
+        const kept = await this.keeper.extend([running], ms);
+        if (kept.length === 0) throw new StaleJobError(record.id, record.attempt);
+      },
+    };
+  }
+
+  private async settle(running: RunningJob, outcome: Outcome): Promise<void> {
+    const { record, claim } = running;
+    for (let tries = 1; ; tries++) {
+      try {
+        if (outcome.ok) {
+          let result: string;
+          try {
+            result = toJson(outcome.value, 'result');
+          } catch (error) {
+            outcome = { ok: false, error };
+            continue;
+          }
+          await completeJob(this.ctx, claim, result, this.options.retainCompletedMs);
+        } else {
+          const spent = record.attempt - record.budgetBase;
+          await failJob(this.ctx, claim, {
+            error: describeError(outcome.error),
+            backoffMs: backoffDelay(this.options.backoff, spent, outcome.error),
+            unrecoverable: outcome.error instanceof UnrecoverableError,
+          });
+        }
+        return;
+      } catch (error) {
+        if (error instanceof StaleJobError) {
+          this.staleSettlements += 1;
+          this.logger.warn(
+            `Job ${record.id} attempt ${record.attempt} finished after its lease was lost: ignored`,
+          );
+          return;
+        }
+        if (tries >= SETTLE_TRIES || Date.now() > running.leaseValidUntil) {
+          this.logger.error(
+            `Could not settle job ${record.id} (${(error as Error).message}); the reaper will return it when its lease expires`,
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** tries));
+      }
+    }
+  }
+}

@@ -1,0 +1,80 @@
+import type { Type } from '@nestjs/common';
+import type { MetadataScanner, Reflector } from '@nestjs/core';
+import { InvalidArgumentError, ProcessorDefinitionError, UnrecoverableError } from '../errors';
+import type { ResolvedQueueOptions } from '../queue/queue-options';
+import { assertBackoffPolicy } from './backoff';
+import type { Job, JobHandler } from './job';
+import { HANDLE_METADATA, PROCESSOR_METADATA, type ProcessorMetadata } from './processor.decorator';
+
+/** A discovered @Processor instance with its handlers resolved. */
+export interface ProcessorDefinition {
+  readonly queue: string;
+  readonly className: string;
+  readonly metadata: ProcessorMetadata;
+  readonly dispatch: (job: Job) => unknown;
+}
+
+export function readProcessorMetadata(reflector: Reflector, type: Type): ProcessorMetadata | undefined {
+  return reflector.get<ProcessorMetadata | undefined>(PROCESSOR_METADATA, type);
+}
+
+/** Builds the dispatch of a processor: @Handle(name) methods first, then process(). Throws when nothing can handle jobs. */
+export function defineProcessor(
+  instance: object,
+  metadata: ProcessorMetadata,
+  reflector: Reflector,
+  scanner: MetadataScanner,
+): ProcessorDefinition {
+  const className = instance.constructor.name;
+  const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+  const handlers = new Map<string, JobHandler>();
+  for (const method of scanner.getAllMethodNames(prototype)) {
+    const fn = prototype[method];
+    if (typeof fn !== 'function') continue;
+    const name = reflector.get<string | undefined>(HANDLE_METADATA, fn as () => unknown);
+    if (name === undefined) continue;
+    if (handlers.has(name)) {
+      throw new ProcessorDefinitionError(`${className} has two @Handle('${name}') methods`);
+    }
+    handlers.set(name, (fn as JobHandler).bind(instance));
+  }
+  const processFn = (instance as { process?: unknown }).process;
+  const fallback = typeof processFn === 'function' ? (processFn as JobHandler).bind(instance) : undefined;
+  if (!fallback && handlers.size === 0) {
+    throw new ProcessorDefinitionError(
+      `${className} is a @Processor('${metadata.queue}') but has no process(job) method and no @Handle methods`,
+    );
+  }
+  return {
+    queue: metadata.queue,
+    className,
+    metadata,
+    dispatch: (job) => {
+      const handler = handlers.get(job.name) ?? fallback;
+      if (!handler) {
+        throw new UnrecoverableError(`${className} has no handler for job name '${job.name}'`);
+      }
+      return handler(job);
+    },
+  };
+}
+
+function assertInteger(value: number, name: string, min: number, max: number): void {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
+  }
+}
+
+/** Checks a processor's resolved options; wrong values stop the application at boot. */
+export function assertWorkerOptions(queue: string, options: ResolvedQueueOptions): ResolvedQueueOptions {
+  try {
+    assertInteger(options.concurrency, 'concurrency', 1, 10_000);
+    assertInteger(options.leaseMs, 'leaseMs', 100, 24 * 3_600_000);
+    assertInteger(options.maxAttempts, 'maxAttempts', 1, 1_000_000);
+    assertInteger(options.retainCompletedMs, 'retainCompletedMs', 0, 365 * 24 * 3_600_000);
+    assertBackoffPolicy(options.backoff);
+  } catch (error) {
+    throw new ProcessorDefinitionError(`Queue '${queue}': ${(error as Error).message}`);
+  }
+  return options;
+}

@@ -1,0 +1,101 @@
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+  type Type,
+} from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { ProcessorDefinitionError } from '../errors';
+import { RedisConnections } from '../module/redis-connections';
+import { QueueService } from '../queue/queue.service';
+import { ClaimLoop } from './claim-loop';
+import { JobRunner, type Dispatch } from './job-runner';
+import type { QueueOptions } from '../queue/queue-options';
+import { LeaseKeeper } from './lease-keeper';
+import { assertWorkerOptions, defineProcessor, readProcessorMetadata } from './processor-definition';
+import { Reaper } from './reaper';
+import { WakeWaiter } from './wake-waiter';
+
+/**
+ * Finds @Processor providers the way @nestjs/schedule finds its handlers: discover
+ * at module init (bad definitions fail the boot), start claim loops and the reaper
+ * at application bootstrap, drain them before shutdown. An application that
+ * provides no processors runs no loops and no reaper.
+ */
+@Injectable()
+export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('EchoMQ');
+  private readonly loops = new Map<string, ClaimLoop>();
+  private started = false;
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    private readonly queues: QueueService,
+    private readonly connections: RedisConnections,
+    private readonly reaper: Reaper,
+  ) {}
+
+  /** The claim loop serving a queue in this application, if any. */
+  loop(queue: string): ClaimLoop | undefined {
+    return this.loops.get(queue);
+  }
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance: unknown = wrapper.instance;
+      const metatype = wrapper.metatype;
+      if (!instance || !metatype || typeof instance !== 'object') continue;
+      const metadata = readProcessorMetadata(this.reflector, metatype as Type);
+      if (!metadata) continue;
+      if (!wrapper.isDependencyTreeStatic()) {
+        throw new ProcessorDefinitionError(
+          `${metatype.name} is request-scoped; a @Processor must be a singleton`,
+        );
+      }
+      const existing = this.loops.get(metadata.queue);
+      if (existing) {
+        throw new ProcessorDefinitionError(
+          `Two processors serve queue '${metadata.queue}' in one application (${metatype.name} and another); keep one`,
+        );
+      }
+      const definition = defineProcessor(instance, metadata, this.reflector, this.scanner);
+      this.loops.set(
+        metadata.queue,
+        this.createLoop(definition.queue, metadata.options, definition.dispatch),
+      );
+    }
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.loops.size === 0) return;
+    for (const queue of this.loops.keys()) await this.queues.register(queue);
+    for (const [queue, loop] of this.loops) {
+      loop.start();
+      this.logger.log(`Processing queue ${queue} (concurrency ${loop.options.concurrency})`);
+    }
+    this.reaper.start();
+    this.started = true;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    this.reaper.stop();
+    const grace = this.queues.settings.shutdownGraceMs;
+    await Promise.all([...this.loops.values()].map((loop) => loop.stop(grace)));
+  }
+
+  private createLoop(queue: string, overrides: QueueOptions, dispatch: Dispatch): ClaimLoop {
+    const options = assertWorkerOptions(queue, this.queues.queueOptions(queue, overrides));
+    const ctx = this.queues.context(queue);
+    const logger = new Logger(`EchoMQ:${queue}`);
+    const keeper = new LeaseKeeper(ctx, options.leaseMs, logger);
+    const runner = new JobRunner(queue, options, ctx, keeper, dispatch, logger);
+    const waiter = new WakeWaiter(this.connections, ctx.keys.wake);
+    return new ClaimLoop(queue, options, ctx, runner, keeper, waiter, logger);
+  }
+}
