@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { readWorkerConfig } from './worker-config';
+import { WorkerModule } from './worker.module';
+
+/**
+ * The worker host: a Nest application context (no HTTP) whose processors are
+ * discovered and served by EchoMqModule. SIGTERM / SIGINT drain it gracefully:
+ * in-flight jobs get the grace period, the rest go back to pending.
+ */
+async function bootstrap(): Promise<void> {
+  const json = process.env.EMQ_LOG_FORMAT !== 'text';
+  const logger = new ConsoleLogger({ json, prefix: 'echomq-worker' });
+  let config;
+  try {
+    config = readWorkerConfig();
+  } catch (error) {
+    logger.error((error as Error).message);
+    process.exit(1);
+  }
+  const app = await NestFactory.createApplicationContext(WorkerModule.forConfig(config), { logger });
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  await app.init();
+  new Logger('Worker').log(`Worker started (demo concurrency ${config.demoConcurrency})`);
+}
+
+void bootstrap();

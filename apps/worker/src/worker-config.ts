@@ -1,0 +1,28 @@
+/** The worker's settings from the environment; a bad value stops the process with its name. */
+export interface WorkerConfig {
+  readonly redisUrl: string;
+  readonly demoConcurrency: number;
+  readonly shutdownGraceMs: number;
+}
+
+function integerFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (!/^rediss?:\/\//.test(redisUrl)) {
+    throw new Error(`REDIS_URL must start with redis:// or rediss://, got ${JSON.stringify(redisUrl)}`);
+  }
+  return {
+    redisUrl,
+    demoConcurrency: integerFromEnv(env, 'EMQ_DEMO_CONCURRENCY', 50, 1, 10_000),
+    shutdownGraceMs: integerFromEnv(env, 'EMQ_SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
+  };
+}
