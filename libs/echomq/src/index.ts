@@ -9,6 +9,7 @@ export * from './queue/enqueue-options';
 export * from './queue/job-view';
 export * from './queue/reads';
 export * from './queue/queue.service';
+export type { QueueEvent, QueueEventListener } from './queue/queue-events';
 export * from './module/echomq-options';
 export { ECHOMQ_OPTIONS } from './module/module-definition';
 export { RedisConnections, createRedisClient } from './module/redis-connections';

@@ -18,6 +18,7 @@ import {
 } from '../scripts';
 import { buildJobRecord, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
 import { toJobView, type JobView } from './job-view';
+import { QueueEventReader, type QueueEventListener } from './queue-events';
 import { waitForJob } from './wait-for';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
@@ -34,6 +35,7 @@ export class QueueService {
   readonly settings: ResolvedModuleSettings;
   private readonly contexts = new Map<string, ScriptContext>();
   private readonly registered = new Set<string>();
+  private readonly readers = new Map<string, Promise<QueueEventReader>>();
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
@@ -41,6 +43,9 @@ export class QueueService {
     @Inject(JOB_ID_MINTER) private readonly mintId: JobIdMinter,
   ) {
     this.settings = resolveModuleSettings(options);
+    connections.beforeClose(async () => {
+      for (const reader of this.readers.values()) (await reader.catch(() => undefined))?.stop();
+    });
   }
 
   /** The settings a queue runs with, from configuration; `overrides` (e.g. a decorator's) win. */
@@ -155,17 +160,31 @@ export class QueueService {
    * Uses a dedicated connection for the blocking read while it waits.
    */
   async waitFor<R = unknown>(queue: string, id: string, timeoutMs = 30_000): Promise<R> {
-    const ctx = this.context(queue);
     const jobId = assertJobId(id);
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) {
       throw new InvalidArgumentError('timeoutMs must be a non-negative integer');
     }
-    const client = this.connections.createBlockingClient();
-    try {
-      return (await waitForJob(client, ctx.keys, jobId, timeoutMs, () => this.getJob(queue, jobId))) as R;
-    } finally {
-      this.connections.release(client);
+    const reader = await this.eventReader(queue);
+    return (await waitForJob(reader, jobId, timeoutMs, () => this.getJob(queue, jobId))) as R;
+  }
+
+  /**
+   * Calls listener with every event of the queue from now on (completed, failed, dead,
+   * ...). Returns the function that unsubscribes. All subscriptions and waits of one
+   * queue share one connection.
+   */
+  async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
+    return (await this.eventReader(queue)).subscribe(listener);
+  }
+
+  private eventReader(queue: string): Promise<QueueEventReader> {
+    let reader = this.readers.get(queue);
+    if (!reader) {
+      reader = QueueEventReader.start(this.connections, this.context(queue).keys);
+      this.readers.set(queue, reader);
+      reader.catch(() => this.readers.delete(queue));
     }
+    return reader;
   }
 
   /** Workers stop claiming from a paused queue; enqueue keeps working. */

@@ -1,36 +1,24 @@
 import { JobFailedError, JobNotFoundError, WaitTimeoutError } from '../errors';
-import type { QueueKeys } from '../keyspace';
-import type { RedisClient } from '../scripts';
 import type { JobView } from './job-view';
+import type { QueueEvent, QueueEventReader } from './queue-events';
 
-interface FinishEvent {
-  readonly type: string;
-  readonly id?: string;
-  readonly ids?: string;
-  readonly result?: string;
-  readonly error?: string;
+type Outcome =
+  { readonly done: true; readonly result: unknown } | { readonly done: true; readonly error: Error };
+
+function parseResult(text: string | undefined): unknown {
+  return text ? JSON.parse(text) : undefined;
 }
 
-function toEvent(fields: string[]): FinishEvent {
-  const event: Record<string, string> = {};
-  for (let i = 0; i < fields.length; i += 2) event[fields[i]] = fields[i + 1];
-  return event as unknown as FinishEvent;
-}
-
-function concerns(event: FinishEvent, id: string): boolean {
-  return event.id === id || (event.ids !== undefined && event.ids.split(',').includes(id));
-}
-
-/** The job's outcome if this event ends it: a result, or a thrown error. undefined when it does not. */
-function settle(event: FinishEvent, id: string): { result: unknown } | undefined {
-  if (!concerns(event, id)) return undefined;
+/** The job's outcome if this event ends it, else undefined. A 'failed' event (a retry is coming) does not. */
+function outcomeOf(event: QueueEvent, id: string): Outcome | undefined {
+  if (!event.ids.includes(id)) return undefined;
   switch (event.type) {
     case 'completed':
-      return { result: event.result ? JSON.parse(event.result) : undefined };
+      return { done: true, result: parseResult(event.fields.result) };
     case 'dead':
-      throw new JobFailedError(id, event.error ?? 'dead');
+      return { done: true, error: new JobFailedError(id, event.fields.error ?? 'dead') };
     case 'removed':
-      throw new JobNotFoundError(id);
+      return { done: true, error: new JobNotFoundError(id) };
     default:
       return undefined;
   }
@@ -38,37 +26,46 @@ function settle(event: FinishEvent, id: string): { result: unknown } | undefined
 
 /**
  * Resolves with a job's result, or rejects when it dies, is removed, or the timeout
- * passes. It notes the stream's last entry *before* reading the job's state, then
- * reads events after that entry, so a transition between the two reads is never
- * missed. (A wait that spans more than the stream's cap of events can miss its
- * event; the cap is eventsMaxLen.)
+ * passes. The listener is attached *before* the job's state is read, so a
+ * transition between the two reads is never missed. A job that is unknown is
+ * given until the reader has caught up with the stream (it may have just
+ * finished without a retained row) before the wait rejects with JobNotFoundError.
  */
-export async function waitForJob(
-  client: RedisClient,
-  keys: QueueKeys,
+export function waitForJob(
+  reader: QueueEventReader,
   id: string,
   timeoutMs: number,
   readView: () => Promise<JobView | undefined>,
 ): Promise<unknown> {
-  const tail = await client.xrevrange(keys.events, '+', '-', 'COUNT', 1);
-  let cursor = tail.length > 0 ? tail[0][0] : '0-0';
-  const view = await readView();
-  if (view?.state === 'completed') return view.result;
-  if (view?.state === 'dead') throw new JobFailedError(id, view.lastError ?? 'dead');
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const left = deadline - Date.now();
-    if (view && left <= 0) throw new WaitTimeoutError(id, timeoutMs);
-    // With no job to wait for, only look at what already happened (it may have just finished).
-    const reply = await (view
-      ? client.xread('COUNT', 1000, 'BLOCK', Math.max(1, left), 'STREAMS', keys.events, cursor)
-      : client.xread('COUNT', 1000, 'STREAMS', keys.events, cursor));
-    const entries = reply?.[0]?.[1] ?? [];
-    for (const [entryId, fields] of entries) {
-      cursor = entryId;
-      const outcome = settle(toEvent(fields), id);
-      if (outcome) return outcome.result;
-    }
-    if (!view && entries.length < 1000) throw new JobNotFoundError(id);
-  }
+  return new Promise((resolve, reject) => {
+    let finished = false;
+    const finish = (outcome: Outcome): void => {
+      if (finished) return;
+      finished = true;
+      unsubscribe();
+      clearTimeout(timer);
+      if ('error' in outcome) reject(outcome.error);
+      else resolve(outcome.result);
+    };
+    const unsubscribe = reader.subscribe((event) => {
+      const outcome = outcomeOf(event, id);
+      if (outcome) finish(outcome);
+    });
+    const timer = setTimeout(
+      () => finish({ done: true, error: new WaitTimeoutError(id, timeoutMs) }),
+      timeoutMs,
+    );
+    readView()
+      .then(async (view) => {
+        if (view?.state === 'completed') return finish({ done: true, result: view.result });
+        if (view?.state === 'dead') {
+          return finish({ done: true, error: new JobFailedError(id, view.lastError ?? 'dead') });
+        }
+        if (!view) {
+          await reader.caughtUp();
+          finish({ done: true, error: new JobNotFoundError(id) });
+        }
+      })
+      .catch((error: Error) => finish({ done: true, error }));
+  });
 }

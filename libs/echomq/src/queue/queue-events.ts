@@ -1,0 +1,149 @@
+import { Logger } from '@nestjs/common';
+import type { QueueKeys } from '../keyspace';
+import type { RedisConnections } from '../module/redis-connections';
+import type { RedisClient } from '../scripts';
+
+/** One transition as recorded on a queue's event stream. */
+export interface QueueEvent {
+  /** The stream entry id (server time - sequence). */
+  readonly streamId: string;
+  /** enqueued | claimed | extended | completed | failed | dead | released | reaped | promoted | retried | removed | progress */
+  readonly type: string;
+  /** The jobs the event is about (one for per-job events, many for batch events). */
+  readonly ids: readonly string[];
+  /** Every field of the entry as written by the script (result, error, attempt, ...). */
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+export type QueueEventListener = (event: QueueEvent) => void;
+
+const BLOCK_MS = 5_000;
+const WATCHDOG_GRACE_MS = 2_000;
+const BATCH = 1_000;
+
+function parseEntry(streamId: string, flat: string[]): QueueEvent {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
+  const ids = fields.id !== undefined ? [fields.id] : fields.ids ? fields.ids.split(',') : [];
+  return { streamId, type: fields.type ?? '', ids, fields };
+}
+
+/** Compares two stream ids ("ms-seq") numerically. */
+export function compareStreamIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number);
+  const [bm, bs] = b.split('-').map(Number);
+  return am !== bm ? am - bm : as - bs;
+}
+
+/**
+ * Follows one queue's event stream on a dedicated connection (XREAD BLOCK) and
+ * fans entries out to listeners, so any number of waitFor calls and subscribers
+ * share one connection per queue. It starts at the stream's tail at the time it
+ * is created.
+ */
+export class QueueEventReader {
+  private readonly logger = new Logger('EchoMQ');
+  private readonly listeners = new Set<QueueEventListener>();
+  private client?: RedisClient;
+  private running = true;
+  private catchUpWaiters: { target: string; resolve: () => void }[] = [];
+
+  private constructor(
+    private readonly connections: RedisConnections,
+    private readonly keys: QueueKeys,
+    private cursor: string,
+  ) {}
+
+  static async start(connections: RedisConnections, keys: QueueKeys): Promise<QueueEventReader> {
+    const reader = new QueueEventReader(
+      connections,
+      keys,
+      await QueueEventReader.tail(connections.client, keys),
+    );
+    void reader.follow();
+    return reader;
+  }
+
+  private static async tail(client: RedisClient, keys: QueueKeys): Promise<string> {
+    const last = await client.xrevrange(keys.events, '+', '-', 'COUNT', 1);
+    return last.length > 0 ? last[0][0] : '0-0';
+  }
+
+  subscribe(listener: QueueEventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves once every entry now on the stream has been delivered to listeners. */
+  async caughtUp(): Promise<void> {
+    const target = await QueueEventReader.tail(this.connections.client, this.keys);
+    if (compareStreamIds(this.cursor, target) >= 0) return;
+    await new Promise<void>((resolve) => this.catchUpWaiters.push({ target, resolve }));
+  }
+
+  stop(): void {
+    this.running = false;
+    this.resetClient();
+    for (const waiter of this.catchUpWaiters) waiter.resolve();
+    this.catchUpWaiters = [];
+  }
+
+  private async follow(): Promise<void> {
+    let failures = 0;
+    while (this.running) {
+      try {
+        await this.readOnce();
+        failures = 0;
+      } catch (error) {
+        if (!this.running) break;
+        failures += 1;
+        this.resetClient();
+        this.logger.warn(`Event reader of ${this.keys.queue}: ${(error as Error).message}; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 50 * 2 ** failures)));
+      }
+    }
+  }
+
+  private async readOnce(): Promise<void> {
+    const client = (this.client ??= this.connections.createBlockingClient());
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<'stuck'>((resolve) => {
+      timer = setTimeout(() => resolve('stuck'), BLOCK_MS + WATCHDOG_GRACE_MS);
+    });
+    try {
+      const reply = await Promise.race([
+        client.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.keys.events, this.cursor),
+        stuck,
+      ]);
+      if (reply === 'stuck') {
+        this.resetClient();
+        return;
+      }
+      for (const [streamId, flat] of reply?.[0]?.[1] ?? []) {
+        this.cursor = streamId;
+        const event = parseEntry(streamId, flat);
+        for (const listener of this.listeners) listener(event);
+      }
+      this.releaseCaughtUp();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private releaseCaughtUp(): void {
+    if (this.catchUpWaiters.length === 0) return;
+    const still: typeof this.catchUpWaiters = [];
+    for (const waiter of this.catchUpWaiters) {
+      if (compareStreamIds(this.cursor, waiter.target) >= 0) waiter.resolve();
+      else still.push(waiter);
+    }
+    this.catchUpWaiters = still;
+  }
+
+  private resetClient(): void {
+    if (this.client) {
+      this.connections.release(this.client);
+      this.client = undefined;
+    }
+  }
+}
