@@ -1,0 +1,52 @@
+import { EchoMqModule } from '@app/echomq';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import { BearerTokenGuard } from './auth/bearer-token.guard';
+import { ApiConfig } from './config/api-config';
+import { ApiConfigModule } from './config/api-config.module';
+import type { RawEnvironment } from './config/environment';
+import { ApiExceptionFilter } from './errors/api-exception.filter';
+import { HealthModule } from './health/health.module';
+import { QueuesModule } from './queues/queues.module';
+
+/**
+ * The HTTP api: a producer and inspector of queues. It provides no @Processor classes,
+ * so EchoMQ runs no claim loops here; workers live in apps/worker.
+ */
+@Module({})
+export class AppModule {
+  /** `env` is validated at boot; main passes process.env, tests pass their own. */
+  static forRoot(env: RawEnvironment = process.env): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ApiConfigModule.forRoot(env),
+        EchoMqModule.forRootAsync({
+          inject: [ApiConfig],
+          useFactory: (config: ApiConfig) => ({
+            connection: { url: config.redisUrl },
+            ...(config.nodeId !== undefined ? { nodeId: config.nodeId } : {}),
+            ...(config.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.maxPayloadBytes } : {}),
+          }),
+        }),
+        ThrottlerModule.forRootAsync({
+          inject: [ApiConfig],
+          useFactory: (config: ApiConfig) => ({
+            throttlers: [{ ttl: config.throttleTtlMs, limit: config.throttleLimit }],
+            // EMQ_THROTTLE_LIMIT=0 switches throttling off (e.g. behind a gateway that already limits).
+            skipIf: () => config.throttleLimit === 0,
+          }),
+        }),
+        QueuesModule,
+        HealthModule,
+      ],
+      providers: [
+        // Guards run in this order: throttle first, so unauthenticated floods are limited too.
+        { provide: APP_GUARD, useClass: ThrottlerGuard },
+        { provide: APP_GUARD, useClass: BearerTokenGuard },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+      ],
+    };
+  }
+}

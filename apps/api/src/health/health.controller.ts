@@ -1,0 +1,25 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { SkipThrottle } from '@nestjs/throttler';
+import { Public } from '../auth/public.decorator';
+import { RedisHealthIndicator } from './redis.health';
+
+/** Liveness and readiness in one: the api is useless without Redis. Open, and never throttled, for probes. */
+@ApiTags('health')
+@Public()
+@SkipThrottle()
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly redis: RedisHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  @ApiOperation({ summary: '200 when Redis answers PING, 503 otherwise' })
+  check(): Promise<HealthCheckResult> {
+    return this.health.check([() => this.redis.isHealthy('redis')]);
+  }
+}

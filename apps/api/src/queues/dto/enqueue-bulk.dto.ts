@@ -1,0 +1,22 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, ValidateNested } from 'class-validator';
+import { EnqueueJobDto } from './enqueue-job.dto';
+
+/**
+ * Most jobs one bulk request takes. The library allows more per call, but one HTTP
+ * request should stay a short, bounded unit of work for Redis and for the body limit.
+ */
+export const BULK_MAX = 1000;
+
+export class EnqueueBulkDto {
+  @ApiProperty({ type: [EnqueueJobDto], minItems: 1, maxItems: BULK_MAX })
+  // Listed widest-last: class-validator checks bottom-up and stops at the first failure,
+  // so "jobs must be an array" comes before any size message.
+  @ArrayMaxSize(BULK_MAX)
+  @ArrayMinSize(1)
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => EnqueueJobDto)
+  readonly jobs!: EnqueueJobDto[];
+}

@@ -1,0 +1,101 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { ANY_JSON } from './any-json';
+import {
+  IsIntegerInRange,
+  IsPresent,
+  IsRunAt,
+  IsStringOfLength,
+  NotImplemented,
+  Optional,
+  RUN_AT_MAX_MS,
+} from './validators';
+
+/** Ten years: far enough for any real schedule, near enough to catch unit mistakes (µs for ms). */
+export const MAX_DELAY_MS = 315_576_000_000;
+export const NAME_MAX = 128;
+export const IDEMPOTENCY_KEY_MAX = 256;
+export const MAX_ATTEMPTS_MAX = 1_000_000;
+
+/** One job to enqueue: the body of POST /queues/:queue/jobs and one item of a bulk request. */
+export class EnqueueJobDto {
+  @ApiPropertyOptional({
+    description: "Routes the job to a @Handle(name) method; absent or '' uses the processor's process()",
+    maxLength: NAME_MAX,
+    example: 'welcome',
+  })
+  @Optional()
+  @IsStringOfLength(0, NAME_MAX)
+  readonly name?: string;
+
+  @ApiProperty({
+    ...ANY_JSON,
+    description:
+      'The payload: any JSON value (null included), stored exactly as sent. Keys named __proto__, ' +
+      'constructor or prototype are refused (400), and nesting is limited to 64 levels',
+    example: { to: 'ada@example.com' },
+  })
+  @IsPresent()
+  // Take the value exactly as parsed: class-transformer would otherwise rebuild nested
+  // objects and drop keys such as "__proto__", changing the payload.
+  @Transform(({ obj }: { obj: Record<string, unknown> }) => obj.data)
+  readonly data!: unknown;
+
+  @ApiPropertyOptional({
+    description: 'Run no earlier than this many ms from now (Redis server clock)',
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_DELAY_MS,
+    example: 5000,
+  })
+  @Optional()
+  @IsIntegerInRange(0, MAX_DELAY_MS)
+  readonly delayMs?: number;
+
+  @ApiPropertyOptional({
+    description: 'Run no earlier than this instant; wins over delayMs',
+    oneOf: [
+      { type: 'string', format: 'date-time', example: '2030-01-01T00:00:00Z' },
+      { type: 'integer', minimum: 0, maximum: RUN_AT_MAX_MS, description: 'epoch milliseconds' },
+    ],
+  })
+  @Optional()
+  @IsRunAt()
+  readonly runAt?: string | number;
+
+  @ApiPropertyOptional({
+    description: "Attempts per retry budget; defaults to the queue's setting",
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_ATTEMPTS_MAX,
+    example: 5,
+  })
+  @Optional()
+  @IsIntegerInRange(1, MAX_ATTEMPTS_MAX)
+  readonly maxAttempts?: number;
+
+  @ApiPropertyOptional({
+    description: "Enqueueing again with the same key (within the idempotency TTL) returns the first job's id",
+    minLength: 1,
+    maxLength: IDEMPOTENCY_KEY_MAX,
+    example: 'signup-42',
+  })
+  @Optional()
+  @IsStringOfLength(1, IDEMPOTENCY_KEY_MAX)
+  readonly idempotencyKey?: string;
+
+  @ApiPropertyOptional({
+    description: 'Reserved. Not implemented yet: any value is rejected with 400',
+    type: 'object',
+    additionalProperties: true,
+  })
+  @NotImplemented('a per-job backoff policy')
+  readonly backoff?: unknown;
+
+  @ApiPropertyOptional({
+    description: 'Reserved. Not implemented yet: any value is rejected with 400',
+    type: 'string',
+  })
+  @NotImplemented('lanes')
+  readonly lane?: unknown;
+}

@@ -1,0 +1,94 @@
+import { BROWSE_MAX, STATE_SETS } from '@app/echomq';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ANY_JSON } from './any-json';
+
+const JOB_STATES = [...STATE_SETS, 'completed'] as const;
+
+export class EnqueuedJobResponse {
+  @ApiProperty({ example: 'JOB0Ah3kPz9QwE' })
+  readonly id!: string;
+
+  @ApiProperty({ example: 'emails' })
+  readonly queue!: string;
+
+  @ApiProperty({
+    enum: [...JOB_STATES, 'unknown'],
+    description:
+      'State right after the call: pending, or schedule when delayed. An idempotent repeat reports ' +
+      "the existing job's current state (unknown if it has finished and was not retained)",
+  })
+  readonly state!: string;
+}
+
+export class BulkEnqueuedResponse {
+  @ApiProperty({ type: [String], description: 'Job ids in the order the jobs were given' })
+  readonly ids!: string[];
+}
+
+/** One job as readers see it; the state is the set that holds its id. */
+export class JobResponse {
+  @ApiProperty({ example: 'JOB0Ah3kPz9QwE' })
+  readonly id!: string;
+
+  @ApiProperty({ example: 'emails' })
+  readonly queue!: string;
+
+  @ApiProperty({ example: '' })
+  readonly name!: string;
+
+  @ApiProperty({ enum: JOB_STATES })
+  readonly state!: string;
+
+  @ApiProperty({ ...ANY_JSON, description: 'The payload as enqueued (any JSON value)' })
+  readonly data!: unknown;
+
+  @ApiProperty({ description: 'Claims so far: the fencing token of the latest claim; never decreases' })
+  readonly attempts!: number;
+
+  @ApiProperty()
+  readonly maxAttempts!: number;
+
+  @ApiProperty({ description: 'Attempts left in the current retry budget' })
+  readonly attemptsLeft!: number;
+
+  @ApiProperty({ format: 'date-time' })
+  readonly enqueuedAt!: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'schedule only: when the job becomes due' })
+  readonly runAt?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'active only: when the current lease expires' })
+  readonly leaseDeadline?: string;
+
+  @ApiPropertyOptional()
+  readonly lastError?: string;
+
+  @ApiPropertyOptional({ ...ANY_JSON, description: 'completed (retained) jobs: what the handler returned' })
+  readonly result?: unknown;
+
+  @ApiPropertyOptional({ format: 'date-time' })
+  readonly finishedAt?: string;
+
+  @ApiPropertyOptional({ ...ANY_JSON, description: 'The latest progress the handler reported' })
+  readonly progress?: unknown;
+}
+
+export class JobListResponse {
+  @ApiProperty({
+    type: [JobResponse],
+    maxItems: BROWSE_MAX,
+    description: 'pending and dead newest first; active and schedule soonest deadline / run-at first',
+  })
+  readonly jobs!: JobResponse[];
+}
+
+export class RetriedJobResponse {
+  @ApiProperty({ example: 'JOB0Ah3kPz9QwE' })
+  readonly id!: string;
+
+  @ApiProperty({ example: 'emails' })
+  readonly queue!: string;
+
+  @ApiProperty({ enum: ['pending'] })
+  readonly state!: 'pending';
+}

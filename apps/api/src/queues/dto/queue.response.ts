@@ -1,0 +1,45 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class QueueCountsResponse {
+  @ApiProperty() readonly pending!: number;
+  @ApiProperty() readonly active!: number;
+  @ApiProperty() readonly schedule!: number;
+  @ApiProperty() readonly dead!: number;
+}
+
+export class QueueSummaryResponse {
+  @ApiProperty({ example: 'emails' })
+  readonly queue!: string;
+
+  @ApiProperty({ type: QueueCountsResponse })
+  readonly counts!: QueueCountsResponse;
+}
+
+export class QueueListResponse {
+  @ApiProperty({
+    type: [QueueSummaryResponse],
+    description: 'Every queue ever enqueued to or served, by name',
+  })
+  readonly queues!: QueueSummaryResponse[];
+}
+
+export class QueueDetailResponse extends QueueSummaryResponse {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    description: 'Transition counters (enqueued, claimed, completed, failed, ...)',
+    example: { enqueued: 12, completed: 10 },
+  })
+  readonly metrics!: Record<string, number>;
+
+  @ApiProperty({ description: 'Workers claim nothing from a paused queue; enqueue keeps working' })
+  readonly paused!: boolean;
+}
+
+export class PauseStateResponse {
+  @ApiProperty({ example: 'emails' })
+  readonly queue!: string;
+
+  @ApiProperty()
+  readonly paused!: boolean;
+}

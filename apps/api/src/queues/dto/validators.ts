@@ -1,0 +1,105 @@
+import { isRFC3339, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
+
+/**
+ * Optional, but not nullable: an absent field is skipped, while `null` is validated
+ * (and fails) like any other wrong type. class-validator's IsOptional lets null through,
+ * which would silently turn `"delayMs": null` into "no delay".
+ */
+export function Optional(): PropertyDecorator {
+  return ValidateIf((_object: object, value: unknown) => value !== undefined);
+}
+
+/**
+ * An integer in [min, max], checked as one rule so the message states the whole
+ * contract ("delayMs must be an integer from 0 to ...") whatever was wrong with it.
+ */
+export function IsIntegerInRange(min: number, max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'isIntegerInRange',
+    constraints: [min, max],
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max,
+      defaultMessage: (args) => `${args?.property ?? 'value'} must be an integer from ${min} to ${max}`,
+    },
+  });
+}
+
+/** A string of min to max characters (UTF-16 code units, as the library counts them). */
+export function IsStringOfLength(min: number, max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'isStringOfLength',
+    constraints: [min, max],
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && value.length >= min && value.length <= max,
+      defaultMessage: (args) =>
+        `${args?.property ?? 'value'} must be a string of ${min} to ${max} characters`,
+    },
+  });
+}
+
+/** The property must be present; any JSON value, null included, is accepted. */
+export function IsPresent(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isPresent',
+      validator: {
+        validate: (value: unknown) => value !== undefined,
+        defaultMessage: (args) => `${args?.property ?? 'data'} is required (any JSON value, null included)`,
+      },
+    },
+    options,
+  );
+}
+
+/** Latest instant accepted: the end of year 9999, the last one an ISO 8601 string can name. */
+export const RUN_AT_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** Date.parse rolls 2030-02-30 over into March; a calendar date must name a real day. */
+function isRealCalendarDate(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** A run-at as milliseconds since the epoch, or undefined when it is neither accepted form. */
+export function runAtToMs(value: unknown): number | undefined {
+  let ms: number;
+  if (typeof value === 'number') ms = value;
+  else if (typeof value === 'string' && isRFC3339(value) && isRealCalendarDate(value)) ms = Date.parse(value);
+  else return undefined;
+  return Number.isSafeInteger(ms) && ms >= 0 && ms <= RUN_AT_MAX_MS ? ms : undefined;
+}
+
+/**
+ * An RFC 3339 date-time (with its offset, so it means one instant) or epoch
+ * milliseconds, from 1970 to the end of year 9999.
+ */
+export function IsRunAt(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'isRunAt',
+      validator: {
+        validate: (value: unknown) => runAtToMs(value) !== undefined,
+        defaultMessage: (args) =>
+          `${args?.property ?? 'runAt'} must be an RFC 3339 date-time with an offset (e.g. 2030-01-01T00:00:00Z) or integer epoch milliseconds, from 1970 to 9999`,
+      },
+    },
+    options,
+  );
+}
+
+/**
+ * A field the contract reserves but EchoMQ does not implement yet. Declaring it (rather
+ * than leaving it unknown) lets the 400 say "not implemented" instead of "should not exist".
+ */
+export function NotImplemented(feature: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'notImplemented',
+    validator: {
+      validate: (value: unknown) => value === undefined,
+      defaultMessage: (args) =>
+        `${args?.property ?? 'field'}: ${feature} is not implemented yet; omit this field`,
+    },
+  });
+}

@@ -1,0 +1,128 @@
+import { QueueService, JobNotFoundError, type JobId, type StateSet } from '@app/echomq';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBearerAuth,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiPayloadTooLargeResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { ErrorBody } from '../errors/error-body';
+import { ApiJobIdParam, ApiQueueParam } from './api-params';
+import { EnqueueBulkDto } from './dto/enqueue-bulk.dto';
+import { EnqueueJobDto } from './dto/enqueue-job.dto';
+import {
+  BulkEnqueuedResponse,
+  EnqueuedJobResponse,
+  JobListResponse,
+  JobResponse,
+  RetriedJobResponse,
+} from './dto/job.response';
+import { LIST_DEFAULT_LIMIT, ListJobsQuery } from './dto/list-jobs.query';
+import { toJobResponse, toJobToEnqueue } from './job-mapping';
+import { JobIdPipe } from './pipes/job-id.pipe';
+import { QueueNamePipe } from './pipes/queue-name.pipe';
+
+/** Producer and admin routes for the jobs of one queue. Thin: QueueService does the work. */
+@ApiTags('jobs')
+@ApiBearerAuth()
+@ApiQueueParam()
+@ApiBadRequestResponse({ type: ErrorBody, description: 'Malformed input; nothing was written' })
+@ApiUnauthorizedResponse({
+  type: ErrorBody,
+  description: 'EMQ_API_TOKEN is set and the bearer token is missing or wrong',
+})
+@Controller('queues/:queue/jobs')
+export class JobsController {
+  constructor(private readonly queues: QueueService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Enqueue a job (pending, or schedule when delayed)' })
+  @ApiCreatedResponse({ type: EnqueuedJobResponse })
+  @ApiPayloadTooLargeResponse({ type: ErrorBody, description: 'Body or payload over its limit' })
+  async enqueue(
+    @Param('queue', QueueNamePipe) queue: string,
+    @Body() body: EnqueueJobDto,
+  ): Promise<EnqueuedJobResponse> {
+    const [id] = await this.queues.enqueueMany(queue, [toJobToEnqueue(body)]);
+    // Read the state back rather than guess it: the server clock decides pending vs schedule,
+    // and an idempotent repeat returns a job that may have moved on since.
+    const view = await this.queues.getJob(queue, id);
+    return { id, queue, state: view?.state ?? 'unknown' };
+  }
+
+  @Post('bulk')
+  @ApiOperation({ summary: 'Enqueue many jobs in one round trip, all or nothing' })
+  @ApiCreatedResponse({ type: BulkEnqueuedResponse })
+  @ApiPayloadTooLargeResponse({ type: ErrorBody, description: 'Body or a payload over its limit' })
+  async enqueueBulk(
+    @Param('queue', QueueNamePipe) queue: string,
+    @Body() body: EnqueueBulkDto,
+  ): Promise<BulkEnqueuedResponse> {
+    const ids = await this.queues.enqueueMany(queue, body.jobs.map(toJobToEnqueue));
+    return { ids };
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List jobs in one state (pending and dead newest first)' })
+  @ApiOkResponse({ type: JobListResponse })
+  async list(
+    @Param('queue', QueueNamePipe) queue: string,
+    @Query() query: ListJobsQuery,
+  ): Promise<JobListResponse> {
+    const state: StateSet = query.state ?? 'pending';
+    const views = await this.queues.listJobs(queue, state, {
+      limit: query.limit ?? LIST_DEFAULT_LIMIT,
+      ...(query.after !== undefined ? { after: query.after } : {}),
+    });
+    return { jobs: views.map(toJobResponse) };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Read one job and its state' })
+  @ApiJobIdParam()
+  @ApiOkResponse({ type: JobResponse })
+  @ApiNotFoundResponse({ type: ErrorBody })
+  async get(
+    @Param('queue', QueueNamePipe) queue: string,
+    @Param('id', JobIdPipe) id: JobId,
+  ): Promise<JobResponse> {
+    const view = await this.queues.getJob(queue, id);
+    if (!view) throw new JobNotFoundError(id);
+    return toJobResponse(view);
+  }
+
+  @Post(':id/retry')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Move a dead job back to pending with a fresh retry budget' })
+  @ApiJobIdParam()
+  @ApiOkResponse({ type: RetriedJobResponse })
+  @ApiNotFoundResponse({ type: ErrorBody })
+  @ApiConflictResponse({ type: ErrorBody, description: 'The job is not dead' })
+  async retry(
+    @Param('queue', QueueNamePipe) queue: string,
+    @Param('id', JobIdPipe) id: JobId,
+  ): Promise<RetriedJobResponse> {
+    await this.queues.retry(queue, id);
+    return { id, queue, state: 'pending' };
+  }
+
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ summary: "Remove a job in any state (an active job's handler is aborted)" })
+  @ApiJobIdParam()
+  @ApiNoContentResponse()
+  @ApiNotFoundResponse({ type: ErrorBody })
+  async remove(
+    @Param('queue', QueueNamePipe) queue: string,
+    @Param('id', JobIdPipe) id: JobId,
+  ): Promise<void> {
+    await this.queues.remove(queue, id);
+  }
+}
