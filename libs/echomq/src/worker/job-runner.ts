@@ -2,8 +2,9 @@ import type { Logger } from '@nestjs/common';
 import { JobAbortedError, StaleJobError, UnrecoverableError } from '../errors';
 import { JOB_IDS, type JobId } from '../ids';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import { completeJob, failJob, recordProgress, type ScriptContext } from '../scripts';
+import { failJob, recordProgress, type ScriptContext } from '../scripts';
 import { backoffDelay } from './backoff';
+import type { Completer } from './completer';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
 import type { RunningJob } from './running-job';
@@ -43,6 +44,7 @@ export class JobRunner {
     private readonly options: ResolvedQueueOptions,
     private readonly ctx: ScriptContext,
     private readonly keeper: LeaseKeeper,
+    private readonly completer: Completer,
     private readonly dispatch: Dispatch,
     private readonly logger: Logger,
   ) {}
@@ -99,7 +101,8 @@ export class JobRunner {
             outcome = { ok: false, error };
             continue;
           }
-          await completeJob(this.ctx, claim, result, this.options.retainCompletedMs);
+          if (!(await this.completer.complete({ claim, result })))
+            throw new StaleJobError(record.id, record.attempt);
         } else {
           const spent = record.attempt - record.budgetBase;
           await failJob(this.ctx, claim, {

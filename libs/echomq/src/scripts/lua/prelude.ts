@@ -3,7 +3,7 @@
  * separate script, so each transition still runs as one EVALSHA.
  *
  * Row fields (kept short because every waiting job pays for them in memory):
- *   d data (JSON)   n name   m max attempts per budget   a attempts (the fencing token)
+ *   d data (JSON; see chunking below)   n name   m max attempts per budget   a attempts (the fencing token)
  *   b attempts at the start of the current retry budget   c claimant of the current claim
  *   e last error    r result   f finished-at ms   k idempotency key   p progress (JSON)
  */
@@ -33,6 +33,50 @@ local function holds(active, row, id, token, claimant)
   end
   local f = redis.call('HMGET', row, 'a', 'c')
   return f[1] == token and f[2] == claimant
+end
+
+-- Payloads are stored in chunks of at most 64 bytes ('d', then 'd2' .. 'dN', with 'dn' = N
+-- when N > 1), so a waiting job's row keeps Redis's compact listpack encoding, whose default
+-- limit is 64 bytes per value (hash-max-listpack-value): a 100-byte payload costs about 200
+-- bytes of row instead of about 340. Past ~7 KB a row leaves listpack anyway (too many
+-- entries), so large payloads are stored whole.
+local CHUNK = 64
+local function put_data(fields, data)
+  local len = #data
+  fields[#fields + 1] = 'd'
+  if len <= CHUNK or len > 7000 then
+    fields[#fields + 1] = data
+    return
+  end
+  fields[#fields + 1] = string.sub(data, 1, CHUNK)
+  local n = math.ceil(len / CHUNK)
+  for i = 2, n do
+    fields[#fields + 1] = 'd' .. i
+    fields[#fields + 1] = string.sub(data, (i - 1) * CHUNK + 1, i * CHUNK)
+  end
+  fields[#fields + 1] = 'dn'
+  fields[#fields + 1] = n
+end
+
+-- Reassembles a payload from a row read with HMGET row d dn d2 d3 d4 ... (f[1] = d,
+-- f[2] = dn, f[3..] = the chunks read ahead), fetching only chunks past those.
+local function get_data(row, f)
+  local count = tonumber(f[2])
+  if not count or not f[1] then
+    return f[1]
+  end
+  local parts = { f[1] }
+  for i = 2, math.min(count, 4) do
+    parts[#parts + 1] = f[i + 1]
+  end
+  if count > 4 then
+    local names = {}
+    for i = 5, count do
+      names[#names + 1] = 'd' .. i
+    end
+    parts[#parts + 1] = table.concat(redis.call('HMGET', row, unpack(names)))
+  end
+  return table.concat(parts)
 end
 
 -- Attempts spent in the current retry budget.
