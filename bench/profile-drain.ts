@@ -10,6 +10,8 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { EchoMqModule, Processor, QueueService, type Job } from '@app/echomq';
 import { RedisServer } from '../test/support/redis-server';
 
@@ -63,16 +65,37 @@ async function main(): Promise<void> {
   }
   const filled = await snapshot(redis);
   console.log(`memory per waiting job: ${((filled.memory - before.memory) / total).toFixed(0)} bytes`);
+  const [first] = await queues.browse(QUEUE, 'pending', { limit: 1 });
+  const usage = async (key: string): Promise<number> => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+  console.log(
+    `  one row ${await usage(`emq:{${QUEUE}}:job:${first}`)} B (${String(await redis.object('ENCODING', `emq:{${QUEUE}}:job:${first}`))}),` +
+      ` pending set ${((await usage(`emq:{${QUEUE}}:pending`)) / total).toFixed(0)} B/job,` +
+      ` event stream ${((await usage(`emq:{${QUEUE}}:events`)) / total).toFixed(0)} B/job`,
+  );
 
   @Module({ imports: [EchoMqModule.forRoot({ connection: { url: server.url }, nodeId: 3 })], providers: [Noop] })
   class WorkerModule {}
-  const start = performance.now();
+  // PROFILE=<file> writes a CPU profile of the drain alone (open it in Chrome DevTools).
+  const session = process.env.PROFILE ? new Session() : undefined;
   const worker = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] });
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  const start = performance.now();
+  const cpuBefore = process.cpuUsage();
   await worker.init();
   await finished;
+  if (session) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(process.env.PROFILE!, JSON.stringify(profile));
+  }
   const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  console.log(`Node CPU per processed job (drain only): ${((cpu.user + cpu.system) / total).toFixed(1)} µs`);
   const after = await snapshot(redis);
-  console.log(`drained ${total} at concurrency ${concurrency}: ${(total / seconds).toFixed(0)} jobs/s (incl. boot)`);
+  console.log(`drained ${total} at concurrency ${concurrency}: ${(total / seconds).toFixed(0)} jobs/s (drain only)`);
   console.log(`Redis CPU per processed job: ${(((after.cpu - filled.cpu) * 1e6) / total).toFixed(1)} µs`);
   const perJob = Object.entries(after.calls)
     .map(([name, calls]) => [name, (calls - (filled.calls[name] ?? 0)) / total] as const)

@@ -13,8 +13,8 @@ describe('payload storage in the row', () => {
     await redis.quit();
   });
 
-  // Sizes around the 64-byte chunk, the read-ahead of four chunks, and the whole-value cut-off.
-  it.each([0, 1, 63, 64, 65, 100, 128, 129, 256, 257, 1000, 6999, 7000, 7001, 20000])(
+  // Sizes around the 63-byte chunk, the read-ahead of four chunks, and the whole-value cut-off.
+  it.each([0, 1, 62, 63, 64, 100, 126, 127, 252, 253, 1000, 6999, 7000, 7001, 20000])(
     'a %i-byte payload reads back whole through the job view and the claim',
     async (size) => {
       const ctx = scriptContext(redis, uniqueQueue('chunk'));

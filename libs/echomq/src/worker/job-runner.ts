@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { JobAbortedError, StaleJobError, UnrecoverableError } from '../errors';
+import { StaleJobError, UnrecoverableError } from '../errors';
 import { JOB_IDS, type JobId } from '../ids';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
 import { failJob, recordProgress, type ScriptContext } from '../scripts';
@@ -56,8 +56,7 @@ export class JobRunner {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const reason: unknown = running.controller.signal.reason;
-    if (reason instanceof JobAbortedError && reason.reason === 'shutdown') {
+    if (running.reason?.reason === 'shutdown') {
       return; // released at shutdown: the job is already back in pending
     }
     await this.settle(running, outcome);
@@ -80,7 +79,9 @@ export class JobRunner {
       maxAttempts: record.maxAttempts,
       attemptInBudget: record.attempt - record.budgetBase,
       enqueuedAt: new Date(JOB_IDS.parts(record.id)?.timeMs ?? 0),
-      signal: running.controller.signal,
+      get signal() {
+        return running.signal;
+      },
       progress: (value: unknown) => recordProgress(this.ctx, claim, toJson(value ?? null, 'progress')),
       extendLease: async (ms = this.options.leaseMs) => {
         const kept = await this.keeper.extend([running], ms);

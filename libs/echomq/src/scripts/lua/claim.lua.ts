@@ -43,8 +43,8 @@ local orphans = 0
 for i = 1, #popped, 2 do
   local id = popped[i]
   local row = KEYS[8] .. id
-  -- d dn d2 d3 d4 (the payload, read ahead for up to 256 bytes), then n m b
-  local f = redis.call('HMGET', row, 'd', 'dn', 'd2', 'd3', 'd4', 'n', 'm', 'b')
+  -- the payload's fields (see get_data), then n m b
+  local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b')
   if f[1] then
     local claimant = ARGV[3] .. '.' .. #ids
     out[#out + 1] = id

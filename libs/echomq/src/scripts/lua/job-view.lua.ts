@@ -16,8 +16,8 @@ local id = ARGV[1]
 local states = { 'pending', 'active', 'schedule', 'dead' }
 local raw = redis.call('HGETALL', KEYS[5])
 local row = raw
-if redis.call('HEXISTS', KEYS[5], 'dn') == 1 then
-  row = { 'd', get_data(KEYS[5], redis.call('HMGET', KEYS[5], 'd', 'dn', 'd2', 'd3', 'd4')) }
+if redis.call('HEXISTS', KEYS[5], 'd2') == 1 then
+  row = { 'd', get_data(KEYS[5], redis.call('HMGET', KEYS[5], 'd', 'd2', 'd3', 'd4', 'dn')) }
   for i = 1, #raw, 2 do
     local name = raw[i]
     if not (name == 'dn' or string.match(name, '^d%d+$')) and name ~= 'd' then

@@ -35,12 +35,15 @@ local function holds(active, row, id, token, claimant)
   return f[1] == token and f[2] == claimant
 end
 
--- Payloads are stored in chunks of at most 64 bytes ('d', then 'd2' .. 'dN', with 'dn' = N
--- when N > 1), so a waiting job's row keeps Redis's compact listpack encoding, whose default
--- limit is 64 bytes per value (hash-max-listpack-value): a 100-byte payload costs about 200
--- bytes of row instead of about 340. Past ~7 KB a row leaves listpack anyway (too many
--- entries), so large payloads are stored whole.
-local CHUNK = 64
+-- Payloads are stored in chunks of at most 63 bytes ('d', then 'd2' .. 'dN'), so a waiting
+-- job's row keeps Redis's compact listpack encoding, whose default limit is 64 bytes per
+-- value (hash-max-listpack-value): a 100-byte payload then costs about 220 bytes of row
+-- instead of about 340. (63, not 64: listpack stores strings under 64 bytes with a
+-- one-byte header.) Readers fetch 'd' .. 'd4' in one HMGET; only payloads of more than
+-- four chunks also store their count in 'dn'. Past ~7 KB a row leaves listpack anyway (too
+-- many entries), so large payloads are stored whole.
+local CHUNK = 63
+local READ_AHEAD = 4
 local function put_data(fields, data)
   local len = #data
   fields[#fields + 1] = 'd'
@@ -54,24 +57,29 @@ local function put_data(fields, data)
     fields[#fields + 1] = 'd' .. i
     fields[#fields + 1] = string.sub(data, (i - 1) * CHUNK + 1, i * CHUNK)
   end
-  fields[#fields + 1] = 'dn'
-  fields[#fields + 1] = n
+  if n > READ_AHEAD then
+    fields[#fields + 1] = 'dn'
+    fields[#fields + 1] = n
+  end
 end
 
--- Reassembles a payload from a row read with HMGET row d dn d2 d3 d4 ... (f[1] = d,
--- f[2] = dn, f[3..] = the chunks read ahead), fetching only chunks past those.
+-- Reassembles a payload from a row read with HMGET row d d2 d3 d4 dn (f[1] .. f[5]),
+-- fetching only the chunks past the read-ahead.
 local function get_data(row, f)
-  local count = tonumber(f[2])
-  if not count or not f[1] then
+  if not f[1] then
     return f[1]
   end
   local parts = { f[1] }
-  for i = 2, math.min(count, 4) do
-    parts[#parts + 1] = f[i + 1]
+  for i = 2, READ_AHEAD do
+    if not f[i] then
+      return table.concat(parts)
+    end
+    parts[i] = f[i]
   end
-  if count > 4 then
+  local count = tonumber(f[5])
+  if count then
     local names = {}
-    for i = 5, count do
+    for i = READ_AHEAD + 1, count do
       names[#names + 1] = 'd' .. i
     end
     parts[#parts + 1] = table.concat(redis.call('HMGET', row, unpack(names)))
