@@ -1,5 +1,5 @@
 import { StaleJobError } from '../errors';
-import type { ClaimRef, ScriptContext } from './context';
+import { claimArgs, type ClaimRef, type ScriptContext } from './context';
 
 export interface Completion {
   readonly claim: ClaimRef;
@@ -19,7 +19,7 @@ export async function completeJobs(
   if (completions.length === 0) return [];
   const { keys } = ctx;
   const args: (string | number)[] = [keepMs, ctx.eventsMaxLen, completions.length];
-  for (const { claim, result } of completions) args.push(claim.id, claim.attempt, claim.claimant, result);
+  for (const { claim, result } of completions) args.push(...claimArgs([claim]), result);
   const reply = (await ctx.redis.emqComplete(
     keys.active,
     keys.metrics,
