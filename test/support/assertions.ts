@@ -205,8 +205,11 @@ export async function staleScenario(
 /** What a stale call must leave untouched: the four sets, every row (and its TTL), the events, the wake list. */
 export async function untouchable(redis: Redis, keys: QueueKeys) {
   const snap = await snapshot(redis, keys);
-  const ttls: Record<string, number> = {};
-  for (const id of Object.keys(snap.rows)) ttls[id] = await redis.pttl(keys.jobPrefix + id);
+  // Whether each row expires (a retained completed job) or is kept; the remaining ms tick down on their own.
+  const ttls: Record<string, 'kept' | 'expiring'> = {};
+  for (const id of Object.keys(snap.rows)) {
+    ttls[id] = (await redis.pttl(keys.jobPrefix + id)) === -1 ? 'kept' : 'expiring';
+  }
   return {
     snap,
     ttls,

@@ -12,12 +12,22 @@ export class EchoMqError extends Error {
   }
 }
 
+/** Describes a refused value for an error message without ever throwing (BigInt, cycles, symbols). */
+export function describeValue(value: unknown): string {
+  try {
+    const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+    return text.length > 80 ? `${text.slice(0, 80)}...` : text;
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
 /** A queue name that would break the key grammar or the cluster hashtag. */
 export class InvalidQueueNameError extends EchoMqError {
   constructor(readonly queue: unknown) {
     super(
       'INVALID_QUEUE_NAME',
-      `Invalid queue name ${JSON.stringify(queue)}: use 1-64 characters from A-Z a-z 0-9 . _ -`,
+      `Invalid queue name ${describeValue(queue)}: use 1-64 characters from A-Z a-z 0-9 . _ -`,
     );
   }
 }
@@ -26,7 +36,7 @@ export class InvalidJobIdError extends EchoMqError {
   constructor(readonly id: unknown) {
     super(
       'INVALID_JOB_ID',
-      `Invalid job id ${JSON.stringify(id)}: expected JOB followed by 11 Base62 characters`,
+      `Invalid job id ${describeValue(id)}: expected JOB followed by 11 Base62 characters`,
     );
   }
 }

@@ -60,6 +60,8 @@ export function buildJobRecord(
   if (job.runAt !== undefined) {
     runAtMs = job.runAt instanceof Date ? job.runAt.getTime() : job.runAt;
     if (!isNonNegativeInteger(runAtMs)) throw new InvalidArgumentError('runAt must be a valid date');
+    // runAt wins over delayMs; the script reads 0 as "none", and any instant <= now means "now".
+    runAtMs = Math.max(1, runAtMs);
   }
   const idempotencyKey = job.idempotencyKey === undefined ? '' : assertIdempotencyKey(job.idempotencyKey);
   return {
@@ -67,7 +69,7 @@ export function buildJobRecord(
     data: serialisePayload(job.data, payloadLimitBytes),
     name,
     maxAttempts,
-    delayMs,
+    delayMs: runAtMs > 0 ? 0 : delayMs,
     runAtMs,
     idempotencyKey,
   };

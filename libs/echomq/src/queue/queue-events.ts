@@ -24,7 +24,7 @@ const BATCH = 1_000;
 function parseEntry(streamId: string, flat: string[]): QueueEvent {
   const fields: Record<string, string> = {};
   for (let i = 0; i < flat.length; i += 2) fields[flat[i]] = flat[i + 1];
-  const ids = fields.id !== undefined ? [fields.id] : fields.ids ? fields.ids.split(',') : [];
+  const ids = fields.ids ? fields.ids.split(',') : [];
   return { streamId, type: fields.type ?? '', ids, fields };
 }
 

@@ -29,6 +29,9 @@ export async function browseIds(
   state: StateSet,
   options: BrowseOptions = {},
 ): Promise<JobId[]> {
+  if (!isStateSet(state)) {
+    throw new InvalidArgumentError(`state must be one of ${STATE_SETS.join(', ')}`);
+  }
   const limit = options.limit ?? 50;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > BROWSE_MAX) {
     throw new InvalidArgumentError(`limit must be an integer from 1 to ${BROWSE_MAX}`);

@@ -5,8 +5,11 @@ import type { QueueEvent, QueueEventReader } from './queue-events';
 type Outcome =
   { readonly done: true; readonly result: unknown } | { readonly done: true; readonly error: Error };
 
-function parseResult(text: string | undefined): unknown {
-  return text ? JSON.parse(text) : undefined;
+/** A 'completed' event carries a JSON array of results aligned with its ids. */
+function resultOf(event: QueueEvent, id: string): unknown {
+  const results = event.fields.results ? (JSON.parse(event.fields.results) as unknown[]) : [];
+  const value = results[event.ids.indexOf(id)];
+  return value === null ? undefined : value;
 }
 
 /** The job's outcome if this event ends it, else undefined. A 'failed' event (a retry is coming) does not. */
@@ -14,7 +17,7 @@ function outcomeOf(event: QueueEvent, id: string): Outcome | undefined {
   if (!event.ids.includes(id)) return undefined;
   switch (event.type) {
     case 'completed':
-      return { done: true, result: parseResult(event.fields.result) };
+      return { done: true, result: resultOf(event, id) };
     case 'dead':
       return { done: true, error: new JobFailedError(id, event.fields.error ?? 'dead') };
     case 'removed':

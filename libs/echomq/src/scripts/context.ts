@@ -1,4 +1,4 @@
-import type { QueueKeys } from '../keyspace';
+import { assertJobId, type QueueKeys } from '../keyspace';
 import type { ScriptedClient } from './registry';
 
 /** What every transition wrapper needs: a client with the scripts, one queue's keys, stream cap. */
@@ -16,8 +16,9 @@ export interface ClaimRef {
   readonly claimant: string;
 }
 
+/** Flattens claims into script arguments; a malformed id throws before anything is sent. */
 export function claimArgs(claims: readonly ClaimRef[]): (string | number)[] {
   const args: (string | number)[] = [];
-  for (const claim of claims) args.push(claim.id, claim.attempt, claim.claimant);
+  for (const claim of claims) args.push(assertJobId(claim.id), claim.attempt, claim.claimant);
   return args;
 }

@@ -1,9 +1,10 @@
 import type { Logger } from '@nestjs/common';
-import { JobAbortedError, StaleJobError, UnrecoverableError } from '../errors';
+import { StaleJobError, UnrecoverableError } from '../errors';
 import { JOB_IDS, type JobId } from '../ids';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import { completeJob, failJob, recordProgress, type ScriptContext } from '../scripts';
+import { failJob, recordProgress, type ScriptContext } from '../scripts';
 import { backoffDelay } from './backoff';
+import type { Completer } from './completer';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
 import type { RunningJob } from './running-job';
@@ -43,6 +44,7 @@ export class JobRunner {
     private readonly options: ResolvedQueueOptions,
     private readonly ctx: ScriptContext,
     private readonly keeper: LeaseKeeper,
+    private readonly completer: Completer,
     private readonly dispatch: Dispatch,
     private readonly logger: Logger,
   ) {}
@@ -54,8 +56,7 @@ export class JobRunner {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    const reason: unknown = running.controller.signal.reason;
-    if (reason instanceof JobAbortedError && reason.reason === 'shutdown') {
+    if (running.reason?.reason === 'shutdown') {
       return; // released at shutdown: the job is already back in pending
     }
     await this.settle(running, outcome);
@@ -78,7 +79,9 @@ export class JobRunner {
       maxAttempts: record.maxAttempts,
       attemptInBudget: record.attempt - record.budgetBase,
       enqueuedAt: new Date(JOB_IDS.parts(record.id)?.timeMs ?? 0),
-      signal: running.controller.signal,
+      get signal() {
+        return running.signal;
+      },
       progress: (value: unknown) => recordProgress(this.ctx, claim, toJson(value ?? null, 'progress')),
       extendLease: async (ms = this.options.leaseMs) => {
         const kept = await this.keeper.extend([running], ms);
@@ -99,7 +102,8 @@ export class JobRunner {
             outcome = { ok: false, error };
             continue;
           }
-          await completeJob(this.ctx, claim, result, this.options.retainCompletedMs);
+          if (!(await this.completer.complete({ claim, result })))
+            throw new StaleJobError(record.id, record.attempt);
         } else {
           const spent = record.attempt - record.budgetBase;
           await failJob(this.ctx, claim, {

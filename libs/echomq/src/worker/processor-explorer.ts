@@ -11,6 +11,7 @@ import { ProcessorDefinitionError } from '../errors';
 import { RedisConnections } from '../module/redis-connections';
 import { QueueService } from '../queue/queue.service';
 import { ClaimLoop } from './claim-loop';
+import { Completer } from './completer';
 import { JobRunner, type Dispatch } from './job-runner';
 import type { QueueOptions } from '../queue/queue-options';
 import { LeaseKeeper } from './lease-keeper';
@@ -94,7 +95,8 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     const ctx = this.queues.context(queue);
     const logger = new Logger(`EchoMQ:${queue}`);
     const keeper = new LeaseKeeper(ctx, options.leaseMs, logger);
-    const runner = new JobRunner(queue, options, ctx, keeper, dispatch, logger);
+    const completer = new Completer(ctx, options.retainCompletedMs);
+    const runner = new JobRunner(queue, options, ctx, keeper, completer, dispatch, logger);
     const waiter = new WakeWaiter(this.connections, ctx.keys.wake);
     return new ClaimLoop(queue, options, ctx, runner, keeper, waiter, logger);
   }

@@ -18,9 +18,12 @@ local deadline = now + tonumber(ARGV[2])
 
 local due = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, tonumber(ARGV[5]))
 if #due > 0 then
+  local members = {}
   for _, id in ipairs(due) do
-    redis.call('ZADD', KEYS[1], 0, id)
+    members[#members + 1] = 0
+    members[#members + 1] = id
   end
+  redis.call('ZADD', KEYS[1], unpack(members))
   redis.call('ZREM', KEYS[3], unpack(due))
   redis.call('HINCRBY', KEYS[4], 'promoted', #due)
   emit(KEYS[5], ARGV[4], 'type', 'promoted', 'ids', table.concat(due, ','))
@@ -35,36 +38,42 @@ if redis.call('EXISTS', KEYS[7]) == 1 then
 end
 
 local popped = redis.call('ZPOPMIN', KEYS[1], tonumber(ARGV[1]))
-local ids = {}
+local ids, leases = {}, {}
+local orphans = 0
 for i = 1, #popped, 2 do
   local id = popped[i]
   local row = KEYS[8] .. id
-  if redis.call('EXISTS', row) == 1 then
+  -- the payload's fields (see get_data), then n m b
+  local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b')
+  if f[1] then
     local claimant = ARGV[3] .. '.' .. #ids
-    local attempts = redis.call('HINCRBY', row, 'a', 1)
-    redis.call('HSET', row, 'c', claimant)
-    redis.call('ZADD', KEYS[2], deadline, id)
-    local f = redis.call('HMGET', row, 'd', 'n', 'm', 'b')
-    ids[#ids + 1] = id
     out[#out + 1] = id
-    out[#out + 1] = attempts
+    out[#out + 1] = redis.call('HINCRBY', row, 'a', 1)
     out[#out + 1] = claimant
-    out[#out + 1] = f[1]
-    out[#out + 1] = f[2]
-    out[#out + 1] = f[3]
-    out[#out + 1] = f[4]
+    out[#out + 1] = get_data(row, f)
+    out[#out + 1] = f[6]
+    out[#out + 1] = f[7]
+    out[#out + 1] = f[8]
+    redis.call('HSET', row, 'c', claimant)
+    ids[#ids + 1] = id
+    leases[#leases + 1] = deadline
+    leases[#leases + 1] = id
   else
     -- A member without a row breaks invariant 2; drop it rather than hand out an empty job.
-    redis.call('HINCRBY', KEYS[4], 'orphans', 1)
+    orphans = orphans + 1
   end
 end
 
 if #ids > 0 then
+  redis.call('ZADD', KEYS[2], unpack(leases))
   redis.call('HINCRBY', KEYS[4], 'claimed', #ids)
   emit(KEYS[5], ARGV[4], 'type', 'claimed', 'ids', table.concat(ids, ','))
 end
+if orphans > 0 then
+  redis.call('HINCRBY', KEYS[4], 'orphans', orphans)
+end
 -- Work is left: pass the wake token on to the next idle worker.
-if redis.call('ZCARD', KEYS[1]) > 0 then
+if #popped > 0 and redis.call('ZCARD', KEYS[1]) > 0 then
   wake(KEYS[6])
 end
 return out

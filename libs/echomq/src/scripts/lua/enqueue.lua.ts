@@ -16,7 +16,7 @@ export const ENQUEUE_LUA = luaScript(
   `
 local now = now_ms()
 local count = tonumber(ARGV[3])
-local out, fresh, seen_ids, seen_keys = {}, {}, {}, {}
+local out, fresh, rows, seen_ids, seen_keys = {}, {}, {}, {}, {}
 
 for i = 0, count - 1 do
   local base = 4 + i * 7
@@ -29,23 +29,33 @@ for i = 0, count - 1 do
     out[#out + 1] = existing
     out[#out + 1] = 0
   else
-    if seen_ids[id] or redis.call('EXISTS', KEYS[6] .. id) == 1 then
+    if seen_ids[id] then
       return redis.error_reply('EMQ_EXISTS ' .. id)
     end
     seen_ids[id] = true
     if idem ~= '' then seen_keys[idem] = id end
     fresh[#fresh + 1] = base
+    rows[#rows + 1] = KEYS[6] .. id
     out[#out + 1] = id
     out[#out + 1] = 1
   end
 end
 
-local ids = {}
+-- One EXISTS for the whole batch; only on a clash find which id it was.
+if #rows > 0 and redis.call('EXISTS', unpack(rows)) > 0 then
+  for i, row in ipairs(rows) do
+    if redis.call('EXISTS', row) == 1 then
+      return redis.error_reply('EMQ_EXISTS ' .. ARGV[fresh[i]])
+    end
+  end
+end
+
+local ids, pending = {}, {}
 for _, base in ipairs(fresh) do
   local id, name, idem = ARGV[base], ARGV[base + 2], ARGV[base + 6]
   local delay, run_at = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
-  local row = KEYS[6] .. id
-  local fields = { 'd', ARGV[base + 1], 'm', ARGV[base + 3] }
+  local fields = { 'm', ARGV[base + 3] }
+  put_data(fields, ARGV[base + 1])
   if name ~= '' then
     fields[#fields + 1] = 'n'
     fields[#fields + 1] = name
@@ -55,14 +65,18 @@ for _, base in ipairs(fresh) do
     fields[#fields + 1] = idem
     redis.call('SET', KEYS[7] .. idem, id, 'PX', ARGV[2])
   end
-  redis.call('HSET', row, unpack(fields))
+  redis.call('HSET', KEYS[6] .. id, unpack(fields))
   if run_at <= 0 and delay > 0 then run_at = now + delay end
   if run_at > now then
     redis.call('ZADD', KEYS[2], run_at, id)
   else
-    redis.call('ZADD', KEYS[1], 0, id)
+    pending[#pending + 1] = 0
+    pending[#pending + 1] = id
   end
   ids[#ids + 1] = id
+end
+if #pending > 0 then
+  redis.call('ZADD', KEYS[1], unpack(pending))
 end
 
 if #ids > 0 then

@@ -26,12 +26,12 @@ local max = tonumber(redis.call('HGET', row, 'm')) or 1
 if ARGV[6] == '1' or spent(row) >= max then
   redis.call('ZADD', KEYS[4], 0, id)
   redis.call('HINCRBY', KEYS[5], 'dead', 1)
-  emit(KEYS[6], ARGV[7], 'type', 'dead', 'id', id, 'attempt', ARGV[2], 'error', ARGV[4])
+  emit(KEYS[6], ARGV[7], 'type', 'dead', 'ids', id, 'attempt', ARGV[2], 'error', ARGV[4])
   return { 'dead', 0 }
 end
 local backoff = tonumber(ARGV[5])
 redis.call('HINCRBY', KEYS[5], 'failed', 1)
-emit(KEYS[6], ARGV[7], 'type', 'failed', 'id', id, 'attempt', ARGV[2], 'error', ARGV[4])
+emit(KEYS[6], ARGV[7], 'type', 'failed', 'ids', id, 'attempt', ARGV[2], 'error', ARGV[4])
 wake(KEYS[7])
 if backoff > 0 then
   redis.call('ZADD', KEYS[3], now + backoff, id)

@@ -6,13 +6,26 @@ export const JOB_VIEW_LUA = luaScript(
 -- job view (read only): which set holds the id, its score there, and the row.
 -- KEYS[1] pending   KEYS[2] active   KEYS[3] schedule   KEYS[4] dead   KEYS[5] row
 -- ARGV[1] id
--- Returns: { state, score ('' when none), row fields as a flat field/value list }
+-- Returns: { state, score ('' when none), row fields as a flat field/value list, with a
+--          chunked payload reassembled into 'd' (chunks split bytes, not characters, so
+--          they must be joined before anything decodes them) }
 --          state is pending | active | schedule | dead | completed (row in no set) | unknown
 `,
   `
 local id = ARGV[1]
 local states = { 'pending', 'active', 'schedule', 'dead' }
-local row = redis.call('HGETALL', KEYS[5])
+local raw = redis.call('HGETALL', KEYS[5])
+local row = raw
+if redis.call('HEXISTS', KEYS[5], 'd2') == 1 then
+  row = { 'd', get_data(KEYS[5], redis.call('HMGET', KEYS[5], 'd', 'd2', 'd3', 'd4', 'dn')) }
+  for i = 1, #raw, 2 do
+    local name = raw[i]
+    if not (name == 'dn' or string.match(name, '^d%d+$')) and name ~= 'd' then
+      row[#row + 1] = name
+      row[#row + 1] = raw[i + 1]
+    end
+  end
+end
 for i = 1, 4 do
   local score = redis.call('ZSCORE', KEYS[i], id)
   if score then

@@ -15,7 +15,7 @@ if not holds(KEYS[1], KEYS[3], ARGV[1], ARGV[2], ARGV[3]) then
   return redis.error_reply('EMQ_STALE')
 end
 redis.call('HSET', KEYS[3], 'p', ARGV[4])
-emit(KEYS[2], ARGV[5], 'type', 'progress', 'id', ARGV[1], 'progress', ARGV[4])
+emit(KEYS[2], ARGV[5], 'type', 'progress', 'ids', ARGV[1], 'progress', ARGV[4])
 return 1
 `,
 );

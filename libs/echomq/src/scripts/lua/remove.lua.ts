@@ -29,7 +29,7 @@ if idem and redis.call('GET', KEYS[8] .. idem) == id then
 end
 redis.call('DEL', KEYS[7])
 redis.call('HINCRBY', KEYS[5], 'removed', 1)
-emit(KEYS[6], ARGV[2], 'type', 'removed', 'id', id, 'from', was)
+emit(KEYS[6], ARGV[2], 'type', 'removed', 'ids', id, 'from', was)
 return was
 `,
 );

@@ -22,7 +22,7 @@ redis.call('ZREM', KEYS[1], id)
 redis.call('ZADD', KEYS[2], 0, id)
 redis.call('HSET', KEYS[6], 'b', redis.call('HGET', KEYS[6], 'a') or '0')
 redis.call('HINCRBY', KEYS[3], 'retried', 1)
-emit(KEYS[4], ARGV[2], 'type', 'retried', 'id', id)
+emit(KEYS[4], ARGV[2], 'type', 'retried', 'ids', id)
 wake(KEYS[5])
 return 1
 `,

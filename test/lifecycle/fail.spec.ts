@@ -1,0 +1,162 @@
+import {
+  StaleJobError,
+  claimJobs,
+  enqueueJobs,
+  failJob,
+  type ClaimedJobRecord,
+  type ScriptContext,
+} from '@app/echomq';
+import type { Redis } from 'ioredis';
+import {
+  STALE_KINDS,
+  events,
+  expectConsistent,
+  jobRecord,
+  metrics,
+  serverNowMs,
+  staleScenario,
+  untouchable,
+} from '../support/assertions';
+import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+
+describe('fail: active -> schedule | pending | dead', () => {
+  let redis: Redis;
+  const mint = idMinter(14);
+
+  beforeAll(() => {
+    redis = connect();
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  async function claimed(maxAttempts: number): Promise<{ ctx: ScriptContext; job: ClaimedJobRecord }> {
+    const ctx = scriptContext(redis, uniqueQueue('fail'));
+    await enqueueJobs(ctx, [jobRecord(mint(), { maxAttempts })], 60_000);
+    return { ctx, job: await claimOne(ctx) };
+  }
+
+  async function claimOne(ctx: ScriptContext): Promise<ClaimedJobRecord> {
+    const [job] = (await claimJobs(ctx, { count: 1, leaseMs: 30_000, claimantPrefix: `w${mint()}` })).jobs;
+    if (!job) throw new Error('nothing to claim');
+    return job;
+  }
+
+  it('with budget left and a backoff: goes to schedule at now + backoff, keeps the error', async () => {
+    const { ctx, job } = await claimed(3);
+    await redis.del(ctx.keys.wake);
+    const before = await serverNowMs(redis);
+    const outcome = await failJob(ctx, job, {
+      error: 'smtp timeout',
+      backoffMs: 45_000,
+      unrecoverable: false,
+    });
+    const after = await serverNowMs(redis);
+
+    expect(outcome.state).toBe('schedule');
+    const runAt = outcome.state === 'schedule' ? outcome.runAt : NaN;
+    expect(runAt).toBeGreaterThanOrEqual(before + 45_000);
+    expect(runAt).toBeLessThanOrEqual(after + 45_000);
+    const snap = await expectConsistent(redis, ctx.keys);
+    expect(snap.sets.active).toEqual({});
+    expect(snap.sets.schedule).toEqual({ [job.id]: runAt });
+    expect(snap.rows[job.id]).toMatchObject({ a: '1', e: 'smtp timeout' });
+    expect(snap.rows[job.id].c).toBeUndefined();
+    expect(await metrics(redis, ctx.keys)).toEqual({ enqueued: 1, claimed: 1, failed: 1 });
+    expect((await events(redis, ctx.keys)).at(-1)?.fields).toEqual({
+      type: 'failed',
+      ids: job.id,
+      attempt: '1',
+      error: 'smtp timeout',
+    });
+    expect(await redis.llen(ctx.keys.wake)).toBe(1);
+  });
+
+  it('with a backoff of 0: goes straight back to pending', async () => {
+    const { ctx, job } = await claimed(3);
+    expect(await failJob(ctx, job, { error: 'e', backoffMs: 0, unrecoverable: false })).toEqual({
+      state: 'pending',
+    });
+    const snap = await expectConsistent(redis, ctx.keys);
+    expect(snap.sets.pending).toEqual({ [job.id]: 0 });
+    expect(snap.sets.schedule).toEqual({});
+  });
+
+  it('with the budget spent: goes to dead and counts it as dead, not failed', async () => {
+    const { ctx, job } = await claimed(2);
+    expect((await failJob(ctx, job, { error: 'one', backoffMs: 0, unrecoverable: false })).state).toBe(
+      'pending',
+    );
+    const second = await claimOne(ctx);
+    expect(second.attempt).toBe(2);
+    expect(await failJob(ctx, second, { error: 'two', backoffMs: 5_000, unrecoverable: false })).toEqual({
+      state: 'dead',
+    });
+    const snap = await expectConsistent(redis, ctx.keys);
+    expect(snap.sets.dead).toEqual({ [job.id]: 0 });
+    expect(snap.sets.schedule).toEqual({});
+    expect(snap.rows[job.id]).toMatchObject({ a: '2', e: 'two' });
+    expect(await metrics(redis, ctx.keys)).toEqual({ enqueued: 1, claimed: 2, failed: 1, dead: 1 });
+    expect((await events(redis, ctx.keys)).at(-1)?.fields).toEqual({
+      type: 'dead',
+      ids: job.id,
+      attempt: '2',
+      error: 'two',
+    });
+  });
+
+  it('with a budget of one attempt: the first failure is final', async () => {
+    const { ctx, job } = await claimed(1);
+    expect((await failJob(ctx, job, { error: 'x', backoffMs: 1_000, unrecoverable: false })).state).toBe(
+      'dead',
+    );
+    expect(await redis.zscore(ctx.keys.dead, job.id)).toBe('0');
+  });
+
+  it('unrecoverable: goes to dead at once, whatever budget is left', async () => {
+    const { ctx, job } = await claimed(10);
+    expect(await failJob(ctx, job, { error: 'bad address', backoffMs: 1_000, unrecoverable: true })).toEqual({
+      state: 'dead',
+    });
+    const snap = await expectConsistent(redis, ctx.keys);
+    expect(snap.sets.dead).toEqual({ [job.id]: 0 });
+    expect(snap.rows[job.id]).toMatchObject({ a: '1', e: 'bad address' });
+    expect(await metrics(redis, ctx.keys)).toMatchObject({ dead: 1 });
+    expect((await metrics(redis, ctx.keys)).failed).toBeUndefined();
+  });
+
+  it('attempts only grow across fail and re-claim', async () => {
+    const { ctx, job } = await claimed(4);
+    const seen = [job.attempt];
+    let current = job;
+    for (let i = 0; i < 3; i++) {
+      await failJob(ctx, current, { error: `e${i}`, backoffMs: 0, unrecoverable: false });
+      current = await claimOne(ctx);
+      seen.push(current.attempt);
+    }
+    expect(seen).toEqual([1, 2, 3, 4]);
+    expect(await redis.hget(ctx.keys.job(job.id), 'a')).toBe('4');
+  });
+
+  describe('a stale claim changes nothing and reports STALE', () => {
+    it.each(STALE_KINDS)('%s', async (kind) => {
+      const ctx = scriptContext(redis, uniqueQueue('fail-stale'));
+      const id = mint();
+      const stale = await staleScenario(redis, ctx, id, kind);
+      const before = await untouchable(redis, ctx.keys);
+      const staleCount = (await metrics(redis, ctx.keys)).stale ?? 0;
+
+      for (const unrecoverable of [false, true]) {
+        const error = await failJob(ctx, stale, { error: 'late', backoffMs: 0, unrecoverable }).catch(
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(StaleJobError);
+        expect(error).toMatchObject({ id, attempt: stale.attempt });
+      }
+
+      expect(await untouchable(redis, ctx.keys)).toEqual(before);
+      expect((await metrics(redis, ctx.keys)).stale).toBe(staleCount + 2);
+      await expectConsistent(redis, ctx.keys);
+    });
+  });
+});

@@ -1,0 +1,101 @@
+import {
+  InvalidJobIdError,
+  claimJobs,
+  completeJob,
+  enqueueJobs,
+  failJob,
+  readJobView,
+  readJobViews,
+  type ScriptContext,
+} from '@app/echomq';
+import type { Redis } from 'ioredis';
+import { jobRecord, serverNowMs } from '../support/assertions';
+import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+
+describe('job view: the state is the set that holds the id', () => {
+  let redis: Redis;
+  const mint = idMinter(21);
+  let ctx: ScriptContext;
+  const ids = { pending: '', active: '', schedule: '', dead: '', completed: '', gone: '' };
+  let runAt = 0;
+  let deadline = 0;
+
+  beforeAll(async () => {
+    redis = connect();
+    ctx = scriptContext(redis, uniqueQueue('view'));
+    // Minted in claim order: the first four claimed are active, dead, completed, gone.
+    for (const key of ['active', 'dead', 'completed', 'gone', 'pending', 'schedule'] as const)
+      ids[key] = mint();
+    runAt = (await serverNowMs(redis)) + 3_600_000;
+    await enqueueJobs(
+      ctx,
+      [
+        jobRecord(ids.active, { data: '{"who":"active"}', name: 'a-name' }),
+        jobRecord(ids.dead, { maxAttempts: 1 }),
+        jobRecord(ids.completed),
+        jobRecord(ids.gone),
+        jobRecord(ids.pending, { data: '[1,2,3]' }),
+        jobRecord(ids.schedule, { runAtMs: runAt }),
+      ],
+      60_000,
+    );
+    const batch = await claimJobs(ctx, { count: 4, leaseMs: 30_000, claimantPrefix: 'w' });
+    const byId = new Map(batch.jobs.map((job) => [job.id, job]));
+    deadline = batch.leaseDeadline;
+    await failJob(ctx, byId.get(ids.dead)!, { error: 'fatal', backoffMs: 0, unrecoverable: false });
+    await completeJob(ctx, byId.get(ids.completed)!, '{"ok":1}', 60_000);
+    await completeJob(ctx, byId.get(ids.gone)!, '', 0);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('pending: score 0 and the row', async () => {
+    expect(await readJobView(ctx, ids.pending)).toEqual({
+      state: 'pending',
+      score: 0,
+      fields: { d: '[1,2,3]', m: '3' },
+    });
+  });
+
+  it('active: score is the lease deadline, the row carries token and claimant', async () => {
+    const view = await readJobView(ctx, ids.active);
+    expect(view.state).toBe('active');
+    expect(view.score).toBe(deadline);
+    expect(view.fields).toMatchObject({ d: '{"who":"active"}', n: 'a-name', a: '1', c: 'w.0' });
+  });
+
+  it('schedule: score is the run-at', async () => {
+    const view = await readJobView(ctx, ids.schedule);
+    expect(view).toMatchObject({ state: 'schedule', score: runAt });
+  });
+
+  it('dead: score 0 and the last error', async () => {
+    const view = await readJobView(ctx, ids.dead);
+    expect(view).toMatchObject({ state: 'dead', score: 0, fields: { e: 'fatal', a: '1' } });
+  });
+
+  it('completed: a retained row in no set, with its result', async () => {
+    const view = await readJobView(ctx, ids.completed);
+    expect(view.state).toBe('completed');
+    expect(view.score).toBeNull();
+    expect(view.fields.r).toBe('{"ok":1}');
+    expect(view.fields.f).toMatch(/^\d+$/);
+  });
+
+  it('unknown: no row and no set (finished without retention, or never existed)', async () => {
+    expect(await readJobView(ctx, ids.gone)).toEqual({ state: 'unknown', score: null, fields: {} });
+    expect(await readJobView(ctx, mint())).toEqual({ state: 'unknown', score: null, fields: {} });
+  });
+
+  it('reads many jobs in one round trip, in the order asked', async () => {
+    const order = [ids.dead, ids.pending, ids.gone, ids.schedule];
+    const views = await readJobViews(ctx, order);
+    expect(views.map((v) => v.state)).toEqual(['dead', 'pending', 'unknown', 'schedule']);
+  });
+
+  it('refuses malformed ids', async () => {
+    await expect(readJobView(ctx, 'JOB123')).rejects.toBeInstanceOf(InvalidJobIdError);
+    await expect(readJobViews(ctx, [ids.pending, 'nope'])).rejects.toBeInstanceOf(InvalidJobIdError);
+  });
+});
