@@ -77,26 +77,27 @@ export class RedisServer {
     await this.waitUntilReady();
   }
 
+  /** PINGs over a plain socket (no client library timers left behind) until the server answers. */
   private async waitUntilReady(): Promise<void> {
-    for (let tries = 0; tries < 200; tries++) {
-      const probe = new Redis({
-        port: this.port,
-        host: '127.0.0.1',
-        lazyConnect: true,
-        retryStrategy: () => null,
-      });
-      probe.on('error', () => undefined);
-      try {
-        await probe.connect();
-        await probe.ping();
-        return;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      } finally {
-        probe.disconnect();
-      }
+    for (let tries = 0; tries < 400; tries++) {
+      if (await this.answersPing()) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
     throw new Error(`redis-server on port ${this.port} did not become ready`);
+  }
+
+  private answersPing(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const socket = connect({ port: this.port, host: '127.0.0.1' });
+      const done = (ok: boolean): void => {
+        socket.destroy();
+        resolve(ok);
+      };
+      socket.setTimeout(1_000, () => done(false));
+      socket.once('error', () => done(false));
+      socket.once('connect', () => socket.write('PING\r\n'));
+      socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+    });
   }
 
   async stop(): Promise<void> {
