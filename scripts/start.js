@@ -51,6 +51,7 @@ function run(name, command, args, env) {
   });
   child.name = name;
   children.push(child);
+  log(`${name} started (pid ${child.pid})`);
   child.once('exit', (code, signal) => {
     if (!stopping) {
       log(`${name} exited (${signal || code}); stopping everything`);

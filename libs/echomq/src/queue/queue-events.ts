@@ -18,6 +18,11 @@ export interface QueueEvent {
 export type QueueEventListener = (event: QueueEvent) => void;
 
 const BLOCK_MS = 5_000;
+/** How far back a new reader starts, so a job that finished just before the first wait is still seen. */
+const LOOKBACK_MS = 60_000;
+/** How many recently finished jobs a reader remembers for waits that arrive after the event. */
+const RECENT_MAX = 10_000;
+const FINISHING = new Set(['completed', 'dead', 'removed']);
 const WATCHDOG_GRACE_MS = 2_000;
 const BATCH = 1_000;
 
@@ -38,12 +43,14 @@ export function compareStreamIds(a: string, b: string): number {
 /**
  * Follows one queue's event stream on a dedicated connection (XREAD BLOCK) and
  * fans entries out to listeners, so any number of waitFor calls and subscribers
- * share one connection per queue. It starts at the stream's tail at the time it
- * is created.
+ * share one connection per queue. It starts a minute back in the stream and
+ * remembers the last finishing event (completed / dead / removed) of recently
+ * finished jobs, so a wait that starts after its job finished still sees the outcome.
  */
 export class QueueEventReader {
   private readonly logger = new Logger('EchoMQ');
   private readonly listeners = new Set<QueueEventListener>();
+  private readonly recent = new Map<string, QueueEvent>();
   private client?: RedisClient;
   private running = true;
   private catchUpWaiters: { target: string; resolve: () => void }[] = [];
@@ -55,13 +62,16 @@ export class QueueEventReader {
   ) {}
 
   static async start(connections: RedisConnections, keys: QueueKeys): Promise<QueueEventReader> {
-    const reader = new QueueEventReader(
-      connections,
-      keys,
-      await QueueEventReader.tail(connections.client, keys),
-    );
+    const reader = new QueueEventReader(connections, keys, `${Date.now() - LOOKBACK_MS}-0`);
+    // The backlog is read before the reader is handed out, so finished() already knows it.
+    while ((await reader.readBatch(connections.client, false)) === BATCH);
     void reader.follow();
     return reader;
+  }
+
+  /** The event that finished this job, if it finished recently (and was not retried since). */
+  finished(id: string): QueueEvent | undefined {
+    return this.recent.get(id);
   }
 
   private static async tail(client: RedisClient, keys: QueueKeys): Promise<string> {
@@ -111,22 +121,41 @@ export class QueueEventReader {
       timer = setTimeout(() => resolve('stuck'), BLOCK_MS + WATCHDOG_GRACE_MS);
     });
     try {
-      const reply = await Promise.race([
-        client.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.keys.events, this.cursor),
-        stuck,
-      ]);
-      if (reply === 'stuck') {
-        this.resetClient();
-        return;
-      }
-      for (const [streamId, flat] of reply?.[0]?.[1] ?? []) {
-        this.cursor = streamId;
-        const event = parseEntry(streamId, flat);
-        for (const listener of this.listeners) listener(event);
-      }
-      this.releaseCaughtUp();
+      const outcome = await Promise.race([this.readBatch(client, true), stuck]);
+      if (outcome === 'stuck') this.resetClient();
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /** Reads and delivers one batch after the cursor; returns how many entries it held. */
+  private async readBatch(client: RedisClient, block: boolean): Promise<number> {
+    const reply = block
+      ? await client.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', this.keys.events, this.cursor)
+      : await client.xread('COUNT', BATCH, 'STREAMS', this.keys.events, this.cursor);
+    const entries = reply?.[0]?.[1] ?? [];
+    for (const [streamId, flat] of entries) {
+      this.cursor = streamId;
+      const event = parseEntry(streamId, flat);
+      this.remember(event);
+      for (const listener of this.listeners) listener(event);
+    }
+    this.releaseCaughtUp();
+    return entries.length;
+  }
+
+  private remember(event: QueueEvent): void {
+    if (FINISHING.has(event.type)) {
+      for (const id of event.ids) {
+        this.recent.delete(id); // re-insert so the map stays in finishing order
+        this.recent.set(id, event);
+      }
+      for (const oldest of this.recent.keys()) {
+        if (this.recent.size <= RECENT_MAX) break;
+        this.recent.delete(oldest);
+      }
+    } else if (event.type === 'retried') {
+      for (const id of event.ids) this.recent.delete(id);
     }
   }
 

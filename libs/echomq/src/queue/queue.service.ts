@@ -35,6 +35,8 @@ export class QueueService {
   readonly settings: ResolvedModuleSettings;
   private readonly contexts = new Map<string, ScriptContext>();
   private readonly registered = new Set<string>();
+  /** Options of the @Processor serving a queue in this application; they win over configuration. */
+  private readonly processorOptions = new Map<string, QueueOptions>();
   private readonly readers = new Map<string, Promise<QueueEventReader>>();
 
   constructor(
@@ -50,7 +52,21 @@ export class QueueService {
 
   /** The settings a queue runs with, from configuration; `overrides` (e.g. a decorator's) win. */
   queueOptions(queue: string, overrides?: QueueOptions): ResolvedQueueOptions {
-    return resolveQueueOptions(this.options.defaults, this.options.queues?.[queue], overrides);
+    return resolveQueueOptions(
+      this.options.defaults,
+      this.options.queues?.[queue],
+      this.processorOptions.get(queue),
+      overrides,
+    );
+  }
+
+  /**
+   * Records the options of the @Processor serving `queue` in this application, so jobs
+   * enqueued from here get its maxAttempts. (Producers in other processes take theirs
+   * from their own configuration or the enqueue call: the budget is fixed at enqueue.)
+   */
+  useProcessorOptions(queue: string, options: QueueOptions): void {
+    this.processorOptions.set(queue, options);
   }
 
   /** Script context of one queue (validates the name). Used by the worker runtime. */
@@ -73,6 +89,13 @@ export class QueueService {
     queueKeys(queue);
     await this.connections.client.sadd(QUEUE_REGISTRY_KEY, queue);
     this.registered.add(queue);
+  }
+
+  /** Writes queue names to the registry again, whatever this process remembers (one command). */
+  async reregister(queues: readonly string[]): Promise<void> {
+    if (queues.length === 0) return;
+    for (const queue of queues) queueKeys(queue);
+    await this.connections.client.sadd(QUEUE_REGISTRY_KEY, ...queues);
   }
 
   async enqueue<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<JobId> {

@@ -32,7 +32,9 @@ function outcomeOf(event: QueueEvent, id: string): Outcome | undefined {
  * passes. The listener is attached *before* the job's state is read, so a
  * transition between the two reads is never missed. A job that is unknown is
  * given until the reader has caught up with the stream (it may have just
- * finished without a retained row) before the wait rejects with JobNotFoundError.
+ * finished without a retained row) before the wait rejects with JobNotFoundError;
+ * the reader remembers recent outcomes, so a job that finished shortly before the
+ * wait began still resolves.
  */
 export function waitForJob(
   reader: QueueEventReader,
@@ -66,7 +68,8 @@ export function waitForJob(
         }
         if (!view) {
           await reader.caughtUp();
-          finish({ done: true, error: new JobNotFoundError(id) });
+          const late = reader.finished(id);
+          finish((late && outcomeOf(late, id)) || { done: true, error: new JobNotFoundError(id) });
         }
       })
       .catch((error: Error) => finish({ done: true, error }));

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
 import { claimJobs, releaseJobs, type ScriptContext } from '../scripts';
-import type { JobRunner } from './job-runner';
+import type { JobRunner, WorkerEventEmitter } from './job-runner';
 import type { LeaseKeeper } from './lease-keeper';
 import { RunningJob } from './running-job';
 import type { WakeWaiter } from './wake-waiter';
@@ -34,6 +34,11 @@ export class ClaimLoop {
     private readonly waiter: WakeWaiter,
     private readonly logger: Logger,
   ) {}
+
+  /** completed / failed / stale, per job, after Redis recorded the outcome. */
+  get events(): WorkerEventEmitter {
+    return this.runner.events;
+  }
 
   get inFlight(): number {
     return this.running.size;

@@ -3,6 +3,7 @@ import { StaleJobError, UnrecoverableError } from '../errors';
 import { JOB_IDS, type JobId } from '../ids';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
 import { failJob, recordProgress, type ScriptContext } from '../scripts';
+import { EventEmitter } from 'node:events';
 import { backoffDelay } from './backoff';
 import type { Completer } from './completer';
 import type { Job } from './job';
@@ -16,6 +17,20 @@ type Outcome =
   { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
 export type Dispatch = (job: Job) => unknown;
+
+/**
+ * What a claim loop reports about its jobs, after Redis recorded it:
+ * - completed (id, result): the job completed;
+ * - failed (id, error, state): the handler threw; state is where the job went (schedule, pending or dead);
+ * - stale (id, attempt): the job finished after its lease was lost; Redis kept the newer claim's state.
+ */
+export interface WorkerEvents {
+  completed: [id: string, result: unknown];
+  failed: [id: string, error: unknown, state: 'schedule' | 'pending' | 'dead'];
+  stale: [id: string, attempt: number];
+}
+
+export type WorkerEventEmitter = EventEmitter<WorkerEvents>;
 
 function describeError(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -38,6 +53,8 @@ function toJson(value: unknown, what: string): string {
 export class JobRunner {
   /** Settlements refused as STALE (the lease had been lost); exposed for monitoring and tests. */
   staleSettlements = 0;
+  /** Worker-side outcomes, once Redis has recorded them (see WorkerEvents). */
+  readonly events: WorkerEventEmitter = new EventEmitter<WorkerEvents>();
 
   constructor(
     private readonly queue: string,
@@ -56,6 +73,9 @@ export class JobRunner {
     } catch (error) {
       outcome = { ok: false, error };
     }
+    // Stop heartbeating before settling: an extend that reached Redis after the
+    // completion would report the lease lost and abort a job that just succeeded.
+    this.keeper.untrack(running);
     if (running.reason?.reason === 'shutdown') {
       return; // released at shutdown: the job is already back in pending
     }
@@ -104,18 +124,21 @@ export class JobRunner {
           }
           if (!(await this.completer.complete({ claim, result })))
             throw new StaleJobError(record.id, record.attempt);
+          this.events.emit('completed', record.id, outcome.value);
         } else {
           const spent = record.attempt - record.budgetBase;
-          await failJob(this.ctx, claim, {
+          const failed = await failJob(this.ctx, claim, {
             error: describeError(outcome.error),
             backoffMs: backoffDelay(this.options.backoff, spent, outcome.error),
             unrecoverable: outcome.error instanceof UnrecoverableError,
           });
+          this.events.emit('failed', record.id, outcome.error, failed.state);
         }
         return;
       } catch (error) {
         if (error instanceof StaleJobError) {
           this.staleSettlements += 1;
+          this.events.emit('stale', record.id, record.attempt);
           this.logger.warn(
             `Job ${record.id} attempt ${record.attempt} finished after its lease was lost: ignored`,
           );

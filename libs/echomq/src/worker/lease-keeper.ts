@@ -28,11 +28,11 @@ export class LeaseKeeper {
   }
 
   track(job: RunningJob): void {
-    this.jobs.set(job.record.id, job);
+    this.jobs.set(job.claim.claimant, job);
   }
 
   untrack(job: RunningJob): void {
-    if (this.jobs.get(job.record.id) === job) this.jobs.delete(job.record.id);
+    if (this.jobs.get(job.claim.claimant) === job) this.jobs.delete(job.claim.claimant);
   }
 
   /** Extends the given claims now (all tracked ones when omitted); returns the claims still held. */
@@ -51,7 +51,7 @@ export class LeaseKeeper {
       if (ok) {
         job.leaseValidUntil = sentAt + leaseMs;
         kept.push(job);
-      } else {
+      } else if (this.jobs.get(job.claim.claimant) === job) {
         this.logger.warn(
           `Lease on ${job.record.id} (attempt ${job.record.attempt}) is lost; aborting its handler`,
         );

@@ -78,7 +78,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       loop.start();
       this.logger.log(`Processing queue ${queue} (concurrency ${loop.options.concurrency})`);
     }
-    this.reaper.start();
+    this.reaper.start([...this.loops.keys()]);
     this.started = true;
   }
 
@@ -91,7 +91,8 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   }
 
   private createLoop(queue: string, overrides: QueueOptions, dispatch: Dispatch): ClaimLoop {
-    const options = assertWorkerOptions(queue, this.queues.queueOptions(queue, overrides));
+    this.queues.useProcessorOptions(queue, overrides);
+    const options = assertWorkerOptions(queue, this.queues.queueOptions(queue));
     const ctx = this.queues.context(queue);
     const logger = new Logger(`EchoMQ:${queue}`);
     const keeper = new LeaseKeeper(ctx, options.leaseMs, logger);

@@ -18,13 +18,16 @@ export class Reaper {
   private readonly logger = new Logger('EchoMQ');
   private starter?: NodeJS.Timeout;
   private ticking = false;
+  private served: readonly string[] = [];
 
   constructor(
     private readonly queues: QueueService,
     private readonly scheduler: SchedulerRegistry,
   ) {}
 
-  start(): void {
+  /** Starts ticking; `served` are the queues this process serves, reaped even if the registry lost them. */
+  start(served: readonly string[] = []): void {
+    this.served = served;
     const every = this.queues.settings.reaperIntervalMs;
     this.starter = setTimeout(() => {
       this.scheduler.addInterval(
@@ -45,7 +48,11 @@ export class Reaper {
     this.ticking = true;
     try {
       const batch = this.queues.settings.reaperBatch;
-      for (const queue of await this.queues.listQueues()) {
+      // Re-register the served queues every tick: a Redis that lost its data (a restart
+      // without persistence) also lost the registry, and their expired leases must still be reaped.
+      if (this.served.length > 0) await this.queues.reregister(this.served);
+      const queues = new Set([...this.served, ...(await this.queues.listQueues())]);
+      for (const queue of queues) {
         try {
           const ctx = this.queues.context(queue);
           for (let call = 0; call < CALLS_PER_TICK && (await reapExpired(ctx, batch)).more; call++);
