@@ -1,0 +1,147 @@
+import fc from 'fast-check';
+import { assertBackoffPolicy, backoffDelay, InvalidArgumentError, type BackoffPolicy } from '@app/echomq';
+
+const never = (): number => {
+  throw new Error('random() must not be called');
+};
+
+describe('backoffDelay', () => {
+  describe('fixed', () => {
+    it('waits the same delay after every failure', () => {
+      const policy: BackoffPolicy = { type: 'fixed', delayMs: 1_500 };
+      expect([1, 2, 3, 10, 100].map((attempt) => backoffDelay(policy, attempt, new Error(), never))).toEqual([
+        1_500, 1_500, 1_500, 1_500, 1_500,
+      ]);
+    });
+
+    it('never waits a negative time', () => {
+      expect(backoffDelay({ type: 'fixed', delayMs: -5 }, 1, null)).toBe(0);
+      expect(backoffDelay({ type: 'fixed', delayMs: 0 }, 1, null)).toBe(0);
+    });
+  });
+
+  describe('exponential', () => {
+    it('doubles from delayMs with each failure (jitter 0)', () => {
+      const policy: BackoffPolicy = { type: 'exponential', delayMs: 100, jitter: 0 };
+      expect([1, 2, 3, 4, 5].map((attempt) => backoffDelay(policy, attempt, null))).toEqual([
+        100, 200, 400, 800, 1_600,
+      ]);
+    });
+
+    it('treats an attempt below 1 as the first', () => {
+      const policy: BackoffPolicy = { type: 'exponential', delayMs: 100, jitter: 0 };
+      expect(backoffDelay(policy, 0, null)).toBe(100);
+      expect(backoffDelay(policy, -3, null)).toBe(100);
+    });
+
+    it('stops at maxDelayMs, and at one hour by default', () => {
+      const capped: BackoffPolicy = { type: 'exponential', delayMs: 100, maxDelayMs: 500, jitter: 0 };
+      expect([1, 2, 3, 4, 20].map((attempt) => backoffDelay(capped, attempt, null))).toEqual([
+        100, 200, 400, 500, 500,
+      ]);
+      const uncapped: BackoffPolicy = { type: 'exponential', delayMs: 1_000, jitter: 0 };
+      expect(backoffDelay(uncapped, 40, null)).toBe(3_600_000);
+      expect(backoffDelay(uncapped, 2_000, null)).toBe(3_600_000); // 2^1999 is Infinity: still capped
+    });
+
+    it('draws the jittered share at random: random 0 gives the floor, random 1 the full delay', () => {
+      const policy: BackoffPolicy = { type: 'exponential', delayMs: 1_000, jitter: 0.3 };
+      expect(backoffDelay(policy, 3, null, () => 0)).toBe(2_800); // 4000 * 0.7
+      expect(backoffDelay(policy, 3, null, () => 1)).toBe(4_000);
+      expect(backoffDelay(policy, 3, null, () => 0.5)).toBe(3_400); // 2800 + 1200 * 0.5
+    });
+
+    it('uses a jitter of 0.5 by default and clamps it to [0, 1]', () => {
+      const base: BackoffPolicy = { type: 'exponential', delayMs: 1_000 };
+      expect(backoffDelay(base, 1, null, () => 0)).toBe(500);
+      expect(backoffDelay(base, 1, null, () => 1)).toBe(1_000);
+      expect(backoffDelay({ ...base, jitter: 7 }, 1, null, () => 0)).toBe(0);
+      expect(backoffDelay({ ...base, jitter: -1 }, 1, null, () => 0)).toBe(1_000);
+    });
+
+    it('uses Math.random when no random source is given', () => {
+      const spy = jest.spyOn(Math, 'random').mockReturnValue(0.25);
+      try {
+        expect(backoffDelay({ type: 'exponential', delayMs: 1_000, jitter: 1 }, 1, null)).toBe(250);
+        expect(spy).toHaveBeenCalledTimes(1);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it('stays within [base * (1 - jitter), base] for every attempt, jitter and random draw', () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 0, max: 1_000_000 }),
+          fc.integer({ min: 1, max: 60 }),
+          fc.option(fc.integer({ min: 0, max: 10_000_000 }), { nil: undefined }),
+          fc.double({ min: 0, max: 1, noNaN: true }),
+          fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }),
+          (delayMs, attempt, maxDelayMs, jitter, draw) => {
+            const policy: BackoffPolicy = { type: 'exponential', delayMs, maxDelayMs, jitter };
+            const base = Math.min(maxDelayMs ?? 3_600_000, delayMs * 2 ** (attempt - 1));
+            const delay = backoffDelay(policy, attempt, null, () => draw);
+            expect(Number.isInteger(delay)).toBe(true);
+            expect(delay).toBeGreaterThanOrEqual(Math.floor(base * (1 - jitter)));
+            expect(delay).toBeLessThanOrEqual(base);
+          },
+        ),
+      );
+    });
+
+    it('doubles from one failure to the next until the cap, never shrinking (jitter 0)', () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 0, max: 100_000 }),
+          fc.integer({ min: 1, max: 60 }),
+          fc.integer({ min: 0, max: 10_000_000 }),
+          (delayMs, attempt, maxDelayMs) => {
+            const policy: BackoffPolicy = { type: 'exponential', delayMs, maxDelayMs, jitter: 0 };
+            const now = backoffDelay(policy, attempt, null);
+            const next = backoffDelay(policy, attempt + 1, null);
+            expect(next).toBeGreaterThanOrEqual(now);
+            expect(next).toBe(Math.min(maxDelayMs, 2 * now));
+          },
+        ),
+      );
+    });
+  });
+
+  describe('custom', () => {
+    it('asks the policy, with the attempt and the error', () => {
+      const error = new Error('rate limited');
+      const delay = jest.fn((attempt: number, cause: unknown) => (cause === error ? attempt * 1_000 : 1));
+      expect(backoffDelay({ type: 'custom', delay }, 3, error, never)).toBe(3_000);
+      expect(delay).toHaveBeenCalledWith(3, error);
+    });
+
+    it('rounds fractions and turns negative, NaN or infinite answers into 0', () => {
+      const custom = (value: number): BackoffPolicy => ({ type: 'custom', delay: () => value });
+      expect(backoffDelay(custom(12.6), 1, null)).toBe(13);
+      expect(backoffDelay(custom(-10), 1, null)).toBe(0);
+      expect(backoffDelay(custom(Number.NaN), 1, null)).toBe(0);
+      expect(backoffDelay(custom(Number.POSITIVE_INFINITY), 1, null)).toBe(0);
+    });
+  });
+});
+
+describe('assertBackoffPolicy', () => {
+  it('accepts valid policies as they are', () => {
+    const policies: BackoffPolicy[] = [
+      { type: 'fixed', delayMs: 0 },
+      { type: 'exponential', delayMs: 250, maxDelayMs: 10_000, jitter: 0.2 },
+      { type: 'custom', delay: () => 5 },
+    ];
+    for (const policy of policies) expect(assertBackoffPolicy(policy)).toBe(policy);
+  });
+
+  it('rejects a negative or non-numeric delay and a custom policy without a function', () => {
+    expect(() => assertBackoffPolicy({ type: 'fixed', delayMs: -1 })).toThrow(InvalidArgumentError);
+    expect(() => assertBackoffPolicy({ type: 'exponential', delayMs: Number.NaN })).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() =>
+      assertBackoffPolicy({ type: 'custom', delay: undefined } as unknown as BackoffPolicy),
+    ).toThrow(InvalidArgumentError);
+  });
+});
