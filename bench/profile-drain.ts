@@ -38,13 +38,19 @@ function parseInfo(text: string): Record<string, string> {
   return out;
 }
 
-async function snapshot(redis: Redis): Promise<{ cpu: number; calls: Record<string, number>; memory: number }> {
+async function snapshot(
+  redis: Redis,
+): Promise<{ cpu: number; calls: Record<string, number>; memory: number }> {
   const info = parseInfo(await redis.info('all'));
   const calls: Record<string, number> = {};
   for (const [key, value] of Object.entries(info)) {
     if (key.startsWith('cmdstat_')) calls[key.slice(8)] = Number(/calls=(\d+)/.exec(value)?.[1] ?? 0);
   }
-  return { cpu: Number(info.used_cpu_sys) + Number(info.used_cpu_user), calls, memory: Number(info.used_memory) };
+  return {
+    cpu: Number(info.used_cpu_sys) + Number(info.used_cpu_user),
+    calls,
+    memory: Number(info.used_memory),
+  };
 }
 
 async function main(): Promise<void> {
@@ -54,7 +60,12 @@ async function main(): Promise<void> {
   class ProducerModule {}
   const producer = await NestFactory.createApplicationContext(ProducerModule, { logger: ['error'] });
   const queues = producer.get(QueueService);
-  const payload = { user: 'someone@example.com', action: 'send-welcome-email', attempt: 0, padding: 'x'.repeat(30) };
+  const payload = {
+    user: 'someone@example.com',
+    action: 'send-welcome-email',
+    attempt: 0,
+    padding: 'x'.repeat(30),
+  };
 
   const before = await snapshot(redis);
   for (let i = 0; i < total; i += 1000) {
@@ -66,14 +77,18 @@ async function main(): Promise<void> {
   const filled = await snapshot(redis);
   console.log(`memory per waiting job: ${((filled.memory - before.memory) / total).toFixed(0)} bytes`);
   const [first] = await queues.browse(QUEUE, 'pending', { limit: 1 });
-  const usage = async (key: string): Promise<number> => Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+  const usage = async (key: string): Promise<number> =>
+    Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
   console.log(
     `  one row ${await usage(`emq:{${QUEUE}}:job:${first}`)} B (${String(await redis.object('ENCODING', `emq:{${QUEUE}}:job:${first}`))}),` +
       ` pending set ${((await usage(`emq:{${QUEUE}}:pending`)) / total).toFixed(0)} B/job,` +
       ` event stream ${((await usage(`emq:{${QUEUE}}:events`)) / total).toFixed(0)} B/job`,
   );
 
-  @Module({ imports: [EchoMqModule.forRoot({ connection: { url: server.url }, nodeId: 3 })], providers: [Noop] })
+  @Module({
+    imports: [EchoMqModule.forRoot({ connection: { url: server.url }, nodeId: 3 })],
+    providers: [Noop],
+  })
   class WorkerModule {}
   // PROFILE=<file> writes a CPU profile of the drain alone (open it in Chrome DevTools).
   const session = process.env.PROFILE ? new Session() : undefined;
@@ -95,7 +110,9 @@ async function main(): Promise<void> {
   const cpu = process.cpuUsage(cpuBefore);
   console.log(`Node CPU per processed job (drain only): ${((cpu.user + cpu.system) / total).toFixed(1)} µs`);
   const after = await snapshot(redis);
-  console.log(`drained ${total} at concurrency ${concurrency}: ${(total / seconds).toFixed(0)} jobs/s (drain only)`);
+  console.log(
+    `drained ${total} at concurrency ${concurrency}: ${(total / seconds).toFixed(0)} jobs/s (drain only)`,
+  );
   console.log(`Redis CPU per processed job: ${(((after.cpu - filled.cpu) * 1e6) / total).toFixed(1)} µs`);
   const perJob = Object.entries(after.calls)
     .map(([name, calls]) => [name, (calls - (filled.calls[name] ?? 0)) / total] as const)

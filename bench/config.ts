@@ -1,0 +1,75 @@
+/** How big each figure is, in the full run and in --quick (CI) mode. */
+
+export interface DrainPoint {
+  readonly processes: number;
+  readonly concurrency: number;
+}
+
+export interface BenchConfig {
+  readonly mode: 'full' | 'quick';
+  /** Rounds per figure; each round runs every system once, in the same order. */
+  readonly rounds: number;
+  readonly enqueue: { readonly jobs: number; readonly inFlight: number; readonly warmUpJobs: number };
+  readonly bulk: { readonly jobs: number; readonly batch: number };
+  readonly drain: {
+    readonly jobs: number;
+    readonly points: readonly DrainPoint[];
+    /** Unmeasured jobs each worker host drains once before the figure, to warm its JIT. */
+    readonly warmUpJobs: number;
+  };
+  readonly latency: {
+    readonly ratePerSecond: number;
+    readonly jobs: number;
+    /** Paced jobs sent first and left out of the percentiles. */
+    readonly warmUpJobs: number;
+    readonly concurrency: number;
+  };
+  readonly cost: { readonly jobs: number; readonly inFlight: number; readonly concurrency: number };
+  /** Longest one run may take before the benchmark gives up. */
+  readonly runTimeoutMs: number;
+}
+
+const BULK_BATCH = 1_000;
+
+export const FULL: BenchConfig = {
+  mode: 'full',
+  rounds: 3,
+  enqueue: { jobs: 20_000, inFlight: 100, warmUpJobs: 1_000 },
+  bulk: { jobs: 50_000, batch: BULK_BATCH },
+  drain: {
+    jobs: 20_000,
+    points: [
+      { processes: 1, concurrency: 1 },
+      { processes: 1, concurrency: 10 },
+      { processes: 1, concurrency: 50 },
+      { processes: 1, concurrency: 200 },
+      { processes: 2, concurrency: 50 },
+    ],
+    warmUpJobs: 5_000,
+  },
+  latency: { ratePerSecond: 500, jobs: 2_500, warmUpJobs: 250, concurrency: 10 },
+  cost: { jobs: 20_000, inFlight: 100, concurrency: 50 },
+  runTimeoutMs: 300_000,
+};
+
+export const QUICK: BenchConfig = {
+  mode: 'quick',
+  rounds: 3,
+  enqueue: { jobs: 2_000, inFlight: 100, warmUpJobs: 200 },
+  bulk: { jobs: 5_000, batch: BULK_BATCH },
+  drain: {
+    jobs: 2_000,
+    points: [
+      { processes: 1, concurrency: 50 },
+      { processes: 2, concurrency: 50 },
+    ],
+    warmUpJobs: 1_000,
+  },
+  latency: { ratePerSecond: 500, jobs: 250, warmUpJobs: 50, concurrency: 10 },
+  cost: { jobs: 2_000, inFlight: 100, concurrency: 50 },
+  runTimeoutMs: 60_000,
+};
+
+export function mostProcesses(config: BenchConfig): number {
+  return Math.max(1, ...config.drain.points.map((point) => point.processes));
+}

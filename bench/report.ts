@@ -1,0 +1,155 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BenchConfig } from './config';
+import { formatDuration } from './support/clock';
+import type { Machine, Versions } from './support/environment';
+import { REPO_ROOT } from './support/paths';
+import { formatNumber, type Measurement } from './support/measurement';
+import { summarize, type Summary } from './support/stats';
+import { SYSTEM_IDS } from './systems';
+import type { QueueSystem, SystemId } from './systems/types';
+
+export const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
+
+export interface RunInfo {
+  readonly config: BenchConfig;
+  readonly startedAt: Date;
+  readonly durationMs: number;
+  readonly versions: Versions;
+  readonly machine: Machine;
+  readonly loadAverageAtEnd: readonly number[];
+  readonly systems: readonly QueueSystem[];
+  readonly method: readonly string[];
+}
+
+/** One record of latest.json: a system's (or a ratio's) figure over the rounds. */
+export interface ResultRecord extends Summary {
+  readonly system: string;
+  readonly figure: string;
+  readonly key: string;
+  readonly unit: string;
+  readonly better: 'higher' | 'lower';
+  readonly rounds: number;
+  /** The per-round values, in round order. */
+  readonly values: readonly number[];
+}
+
+const RATIOS: readonly { readonly over: SystemId; readonly label: string }[] = [
+  { over: 'bullmq', label: 'EchoMQ / BullMQ' },
+  { over: 'beequeue', label: 'EchoMQ / Bee-Queue' },
+];
+
+/** EchoMQ's value over another system's, round by round (same round = same machine state). */
+function ratios(m: Measurement, over: SystemId): number[] {
+  return m.values.echomq.map((value, round) => value / m.values[over][round]);
+}
+
+export function records(
+  measurements: readonly Measurement[],
+  systems: readonly QueueSystem[],
+): ResultRecord[] {
+  const out: ResultRecord[] = [];
+  for (const m of measurements) {
+    const base = { figure: m.figure, key: m.key, better: m.better };
+    for (const system of systems) {
+      const values = m.values[system.id];
+      out.push({
+        ...base,
+        system: system.label,
+        unit: m.unit,
+        rounds: values.length,
+        values,
+        ...summarize(values),
+      });
+    }
+    for (const ratio of RATIOS) {
+      const values = ratios(m, ratio.over);
+      out.push({
+        ...base,
+        system: ratio.label,
+        unit: 'ratio',
+        rounds: values.length,
+        values,
+        ...summarize(values),
+      });
+    }
+  }
+  return out;
+}
+
+function cell(summary: Summary, unit: string): string {
+  return `${formatNumber(summary.median, unit)} (${formatNumber(summary.min, unit)}–${formatNumber(summary.max, unit)})`;
+}
+
+function ratioCell(values: readonly number[]): string {
+  const s = summarize(values);
+  return `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
+}
+
+export function markdown(measurements: readonly Measurement[], info: RunInfo): string {
+  const { config, versions, machine } = info;
+  const labels = SYSTEM_IDS.map((id) => info.systems.find((system) => system.id === id)!.label);
+  const lines: string[] = [
+    `# EchoMQ vs BullMQ vs Bee-Queue: one Redis, one worker process`,
+    '',
+    `Mode **${config.mode}**, ${config.rounds} rounds (each round runs ${labels.join(', ')} in turn on the same redis-server, FLUSHALL between runs). ` +
+      `Started ${info.startedAt.toISOString()}; took **${formatDuration(info.durationMs)}** (from node start to the report, after the tsc build).`,
+    '',
+    `Cells: median over the rounds (min–max). Ratios: median of the per-round ratios EchoMQ / other (min–max); ` +
+      `above 1 means EchoMQ is higher, which is better for ↑ rows and worse for ↓ rows.`,
+    '',
+    `| figure | unit | ${labels.join(' | ')} | ${RATIOS.map((r) => r.label).join(' | ')} |`,
+    `|---|---|${labels.map(() => '---:').join('|')}|${RATIOS.map(() => '---:').join('|')}|`,
+  ];
+  for (const m of measurements) {
+    const systems = SYSTEM_IDS.map((id) => cell(summarize(m.values[id]), m.unit));
+    const ratioCells = RATIOS.map((r) => ratioCell(ratios(m, r.over)));
+    lines.push(
+      `| ${m.figure} ${m.better === 'higher' ? '↑' : '↓'} | ${m.unit} | ${systems.join(' | ')} | ${ratioCells.join(' | ')} |`,
+    );
+  }
+  lines.push(
+    '',
+    '## Versions',
+    '',
+    `node ${versions.node} · redis-server ${versions.redisServer} · echomq ${versions.echomq} · bullmq ${versions.bullmq} · ` +
+      `bee-queue ${versions.beeQueue} · ioredis ${versions.ioredis} (EchoMQ, BullMQ) · redis ${versions.nodeRedis} (node_redis, Bee-Queue)`,
+    '',
+    '## Machine',
+    '',
+    `nproc ${machine.nproc} · ${machine.cpuModel} · ${machine.memoryGiB} GiB · ${machine.os} · ` +
+      `load average (1/5/15 min) ${machine.loadAverageAtStart.join(' / ')} at start, ${info.loadAverageAtEnd.join(' / ')} at the end`,
+    '',
+    '## Settings',
+    '',
+  );
+  for (const system of info.systems) {
+    lines.push(`**${system.label}**`, '', ...system.settings.map((line) => `- ${line}`), '');
+  }
+  lines.push('## Method', '', ...info.method.map((line) => `- ${line}`), '');
+  return lines.join('\n');
+}
+
+export function writeResults(
+  measurements: readonly Measurement[],
+  info: RunInfo,
+): { md: string; json: string } {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const md = join(RESULTS_DIR, 'latest.md');
+  const json = join(RESULTS_DIR, 'latest.json');
+  writeFileSync(md, markdown(measurements, info));
+  const document = {
+    mode: info.config.mode,
+    startedAt: info.startedAt.toISOString(),
+    durationMs: Math.round(info.durationMs),
+    rounds: info.config.rounds,
+    config: info.config,
+    versions: info.versions,
+    machine: { ...info.machine, loadAverageAtEnd: info.loadAverageAtEnd },
+    settings: Object.fromEntries(info.systems.map((system) => [system.label, system.settings])),
+    method: info.method,
+    records: records(measurements, info.systems),
+  };
+  writeFileSync(json, `${JSON.stringify(document, null, 2)}\n`);
+  return { md, json };
+}

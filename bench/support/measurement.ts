@@ -1,0 +1,40 @@
+import type { SystemId } from '../systems/types';
+
+/** One row of the results: one value per system per round (index = round). */
+export interface Measurement {
+  /** Stable identifier, e.g. "drain.c50x1". */
+  readonly key: string;
+  /** Human label, e.g. "drain 20,000 jobs, 1 process x concurrency 50". */
+  readonly figure: string;
+  readonly unit: string;
+  readonly better: 'higher' | 'lower';
+  readonly values: Readonly<Record<SystemId, readonly number[]>>;
+}
+
+export function measurement(
+  key: string,
+  figure: string,
+  unit: string,
+  better: Measurement['better'],
+  values: Record<SystemId, number[]>,
+): Measurement {
+  return { key, figure, unit, better, values };
+}
+
+/** Picks one number out of per-round results, keeping the per-system, per-round shape. */
+export function pick<T>(
+  results: Readonly<Record<SystemId, readonly T[]>>,
+  select: (result: T) => number,
+): Record<SystemId, number[]> {
+  return {
+    echomq: results.echomq.map(select),
+    bullmq: results.bullmq.map(select),
+    beequeue: results.beequeue.map(select),
+  };
+}
+
+export function formatNumber(value: number, unit: string): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  const digits = unit === 'jobs/s' || unit === 'bytes' ? 0 : value >= 100 ? 0 : value >= 10 ? 1 : 2;
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}

@@ -1,0 +1,20 @@
+import type { QueueSystem, SystemId } from './types';
+
+/** The order every round runs the systems in: A B C, A B C, ... */
+export const SYSTEM_IDS: readonly SystemId[] = ['echomq', 'bullmq', 'beequeue'];
+
+/** Loads one adapter (and only its library, which keeps worker hosts lean). */
+export async function loadSystem(id: SystemId): Promise<QueueSystem> {
+  switch (id) {
+    case 'echomq':
+      return (await import('./echomq')).echomq;
+    case 'bullmq':
+      return (await import('./bullmq')).bullmq;
+    case 'beequeue':
+      return (await import('./beequeue')).beequeue;
+  }
+}
+
+export function isSystemId(value: unknown): value is SystemId {
+  return typeof value === 'string' && (SYSTEM_IDS as readonly string[]).includes(value);
+}
