@@ -19,7 +19,7 @@ describe('payload storage in the row', () => {
     async (size) => {
       const ctx = scriptContext(redis, uniqueQueue('chunk'));
       // Two-byte characters at odd offsets, so chunk boundaries fall inside a character.
-      const data = ('xé'.repeat(size)).slice(0, size);
+      const data = 'xé'.repeat(size).slice(0, size);
       const id = mint();
       await enqueueJobs(
         ctx,
