@@ -15,13 +15,16 @@ export const COMPLETE_LUA = luaScript(
   `
 local keep = tonumber(ARGV[1])
 local now = now_ms()
-local out, ids, rows, results = {}, {}, {}, {}
+local out, ids, rows, results, done = {}, {}, {}, {}, {}
 local stale = 0
 for i = 0, tonumber(ARGV[3]) - 1 do
   local base = 4 + i * 4
   local id, result = ARGV[base], ARGV[base + 3]
   local row = KEYS[4] .. id
-  if holds(KEYS[1], row, id, ARGV[base + 1], ARGV[base + 2]) then
+  -- done[id]: a claim presented twice in one call completes once (the id leaves active
+  -- only at the end of the loop, so holds() alone would accept it again).
+  if not done[id] and holds(KEYS[1], row, id, ARGV[base + 1], ARGV[base + 2]) then
+    done[id] = true
     ids[#ids + 1] = id
     rows[#rows + 1] = row
     results[#results + 1] = result == '' and 'null' or result
