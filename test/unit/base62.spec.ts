@@ -1,5 +1,15 @@
 import fc from 'fast-check';
-import { BASE62_ALPHABET, BASE62_WIDTH, UINT64_MAX, decodeBase62, encodeBase62 } from '@app/echomq/ids';
+import {
+  BASE62_ALPHABET,
+  BASE62_WIDTH,
+  JOB_IDS,
+  SNOWFLAKE_EPOCH_MS,
+  SnowflakeMinter,
+  UINT64_MAX,
+  decodeBase62,
+  encodeBase62,
+  encodeBase62Parts,
+} from '@app/echomq/ids';
 
 const uint64 = fc.bigInt({ min: 0n, max: UINT64_MAX });
 
@@ -83,5 +93,41 @@ describe('Base62', () => {
     expect(decodeBase62('0000000000é')).toBeUndefined();
     // A surrogate pair is two UTF-16 units: eleven units but not eleven digits.
     expect(decodeBase62('000000000😀')).toBeUndefined();
+  });
+});
+
+describe('encodeBase62Parts (the BigInt-free path minting uses)', () => {
+  it('agrees with encodeBase62 on every 64-bit value split into 32-bit halves', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: UINT64_MAX }), (value) => {
+        const high = Number(value >> 32n);
+        const low = Number(value & 0xffffffffn);
+        return encodeBase62Parts(high, low) === encodeBase62(value);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(encodeBase62Parts(0xffffffff, 0xffffffff)).toBe(encodeBase62(UINT64_MAX));
+    expect(encodeBase62Parts(0, 0)).toBe('0'.repeat(BASE62_WIDTH));
+  });
+});
+
+describe('the job-id minter', () => {
+  it('formats exactly the Snowflakes the BigInt path computes', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1023 }),
+        fc.array(fc.integer({ min: 0, max: 2 ** 41 }), { minLength: 1, maxLength: 50 }),
+        (node, offsets) => {
+          const clockA = [...offsets];
+          const clockB = [...offsets];
+          const viaParts = JOB_IDS.minter(
+            new SnowflakeMinter(node, () => SNOWFLAKE_EPOCH_MS + clockA.shift()!),
+          );
+          const viaBigInt = new SnowflakeMinter(node, () => SNOWFLAKE_EPOCH_MS + clockB.shift()!);
+          return offsets.every(() => viaParts() === JOB_IDS.format(viaBigInt.next()));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

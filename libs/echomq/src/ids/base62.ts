@@ -16,18 +16,34 @@ const DIGIT_VALUE: ReadonlyMap<string, bigint> = new Map(
   [...BASE62_ALPHABET].map((char, index) => [char, BigInt(index)]),
 );
 
+const TWO_32 = 2 ** 32;
+
 /** Encodes 0..2^64-1 as exactly eleven Base62 characters, zero-padded on the left. */
 export function encodeBase62(value: bigint): string {
   if (value < 0n || value > UINT64_MAX) {
     throw new RangeError(`encodeBase62 takes an unsigned 64-bit integer, got ${value}`);
   }
-  const chars = new Array<string>(BASE62_WIDTH);
-  let rest = value;
-  for (let i = BASE62_WIDTH - 1; i >= 0; i--) {
-    chars[i] = BASE62_ALPHABET[Number(rest % 62n)];
-    rest /= 62n;
+  return encodeBase62Parts(Number(value >> 32n), Number(value & 0xffffffffn));
+}
+
+/**
+ * The same encoding from the high and low 32-bit halves, in plain double arithmetic:
+ * long division by 62 on two limbs stays below 62 * 2^32 < 2^53, so it is exact.
+ * Minting uses this to avoid BigInt division on the hot path.
+ */
+export function encodeBase62Parts(high: number, low: number): string {
+  let out = '';
+  let hi = high;
+  let lo = low;
+  for (let i = 0; i < BASE62_WIDTH; i++) {
+    const hiRem = hi % 62;
+    hi = (hi - hiRem) / 62;
+    const rest = hiRem * TWO_32 + lo;
+    const loRem = rest % 62;
+    lo = (rest - loRem) / 62;
+    out = BASE62_ALPHABET[loRem] + out;
   }
-  return chars.join('');
+  return out;
 }
 
 /**

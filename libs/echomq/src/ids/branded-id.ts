@@ -1,4 +1,4 @@
-import { BASE62_WIDTH, decodeBase62, encodeBase62 } from './base62';
+import { BASE62_WIDTH, decodeBase62, encodeBase62, encodeBase62Parts } from './base62';
 import { SnowflakeMinter, snowflakeParts, type SnowflakeParts } from './snowflake';
 
 /**
@@ -39,7 +39,10 @@ export class BrandedId<Brand extends string = string> {
   }
 
   minter(snowflakes: SnowflakeMinter): () => string {
-    return () => this.format(snowflakes.next());
+    return () => {
+      const { high, low } = snowflakes.nextParts();
+      return this.brand + encodeBase62Parts(high, low);
+    };
   }
 }
 
