@@ -18,7 +18,13 @@ const ERROR_BACKOFF_MAX_MS = 5_000;
  * next scheduled run-at, so an idle queue costs no polling.
  */
 export class ClaimLoop {
+  /** Jobs whose handler is running: what concurrency counts. */
   private readonly running = new Map<string, RunningJob>();
+  /**
+   * Jobs whose handler has returned and whose outcome is on its way to Redis; shutdown
+   * waits for these (not for handlers that ignore their abort) before connections close.
+   */
+  private readonly settling = new Set<Promise<void>>();
   private readonly claimantBase = randomBytes(6).toString('hex');
   private calls = 0;
   private stopping = false;
@@ -77,6 +83,8 @@ export class ClaimLoop {
       for (const job of left)
         job.abort('shutdown', `The worker is shutting down; job ${job.record.id} was released`);
     }
+    // Outcomes already computed still go out (settle retries are bounded by the lease).
+    await Promise.all(this.settling);
     this.keeper.stop();
     this.waiter.interrupt();
   }
@@ -116,14 +124,27 @@ export class ClaimLoop {
   private launch(job: RunningJob): void {
     this.running.set(job.claim.claimant, job);
     this.keeper.track(job);
-    this.runner
-      .run(job)
+    // The slot frees when the handler returns, not when Redis has recorded the outcome,
+    // so the next claim and this job's completion travel together. (A handler that
+    // throws synchronously returns before `settled` is assigned, hence the flag.)
+    // eslint-disable-next-line prefer-const -- read by handlerDone before the assignment below
+    let settled: Promise<void> | undefined;
+    let returned = false;
+    const handlerDone = (): void => {
+      if (!this.running.delete(job.claim.claimant)) return;
+      returned = true;
+      if (settled) this.settling.add(settled);
+      this.notify();
+    };
+    settled = this.runner
+      .run(job, handlerDone)
       .catch((error: Error) => this.logger.error(`Job ${job.record.id}: ${error.message}`))
       .finally(() => {
-        this.running.delete(job.claim.claimant);
+        handlerDone();
         this.keeper.untrack(job);
-        this.notify();
+        if (settled) this.settling.delete(settled);
       });
+    if (returned) this.settling.add(settled);
   }
 
   /** Resolves when a job finishes or stop() is called (or after timeoutMs, when given). */

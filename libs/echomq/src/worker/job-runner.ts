@@ -1,10 +1,11 @@
+import { EventEmitter } from 'node:events';
 import type { Logger } from '@nestjs/common';
 import { StaleJobError, UnrecoverableError } from '../errors';
-import { JOB_IDS, type JobId } from '../ids';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import { failJob, recordProgress, type ScriptContext } from '../scripts';
-import { EventEmitter } from 'node:events';
+import { failJob, type ScriptContext } from '../scripts';
+
 import { backoffDelay } from './backoff';
+import { ClaimedJob } from './claimed-job';
 import type { Completer } from './completer';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
@@ -66,7 +67,12 @@ export class JobRunner {
     private readonly logger: Logger,
   ) {}
 
-  async run(running: RunningJob): Promise<void> {
+  /**
+   * Runs the handler, then settles. `handlerDone` is called as soon as the handler
+   * returns or throws, before the settle round trip, so the loop can claim the next
+   * job while this one's outcome is on its way to Redis.
+   */
+  async run(running: RunningJob, handlerDone: () => void = () => undefined): Promise<void> {
     let outcome: Outcome;
     try {
       outcome = { ok: true, value: await this.dispatch(this.toJob(running)) };
@@ -76,6 +82,7 @@ export class JobRunner {
     // Stop heartbeating before settling: an extend that reached Redis after the
     // completion would report the lease lost and abort a job that just succeeded.
     this.keeper.untrack(running);
+    handlerDone();
     if (running.reason?.reason === 'shutdown') {
       return; // released at shutdown: the job is already back in pending
     }
@@ -83,31 +90,13 @@ export class JobRunner {
   }
 
   private toJob(running: RunningJob): Job {
-    const { record, claim } = running;
     let data: unknown;
     try {
-      data = JSON.parse(record.data);
+      data = JSON.parse(running.record.data);
     } catch {
-      throw new UnrecoverableError(`Job ${record.id} carries data that is not JSON`);
+      throw new UnrecoverableError(`Job ${running.record.id} carries data that is not JSON`);
     }
-    return {
-      id: record.id as JobId,
-      queue: this.queue,
-      name: record.name,
-      data,
-      attempt: record.attempt,
-      maxAttempts: record.maxAttempts,
-      attemptInBudget: record.attempt - record.budgetBase,
-      enqueuedAt: new Date(JOB_IDS.parts(record.id)?.timeMs ?? 0),
-      get signal() {
-        return running.signal;
-      },
-      progress: (value: unknown) => recordProgress(this.ctx, claim, toJson(value ?? null, 'progress')),
-      extendLease: async (ms = this.options.leaseMs) => {
-        const kept = await this.keeper.extend([running], ms);
-        if (kept.length === 0) throw new StaleJobError(record.id, record.attempt);
-      },
-    };
+    return new ClaimedJob(running, this.queue, data, this.ctx, this.keeper, this.options.leaseMs);
   }
 
   private async settle(running: RunningJob, outcome: Outcome): Promise<void> {

@@ -1,0 +1,65 @@
+import { StaleJobError } from '../errors';
+import { JOB_IDS, type JobId } from '../ids';
+import { recordProgress, type ScriptContext } from '../scripts';
+import type { Job } from './job';
+import type { LeaseKeeper } from './lease-keeper';
+import type { RunningJob } from './running-job';
+
+function progressJson(value: unknown): string {
+  const text = JSON.stringify(value ?? null);
+  if (text === undefined) throw new TypeError('progress must be JSON-serialisable');
+  return text;
+}
+
+/**
+ * The Job a handler receives. A class (not an object of closures) because one is
+ * built per job on the hot path; rarely read parts (enqueuedAt, signal) are computed
+ * on first access.
+ */
+export class ClaimedJob<T = unknown> implements Job<T> {
+  constructor(
+    private readonly running: RunningJob,
+    readonly queue: string,
+    readonly data: T,
+    private readonly ctx: ScriptContext,
+    private readonly keeper: LeaseKeeper,
+    private readonly leaseMs: number,
+  ) {}
+
+  get id(): JobId {
+    return this.running.record.id as JobId;
+  }
+
+  get name(): string {
+    return this.running.record.name;
+  }
+
+  get attempt(): number {
+    return this.running.record.attempt;
+  }
+
+  get maxAttempts(): number {
+    return this.running.record.maxAttempts;
+  }
+
+  get attemptInBudget(): number {
+    return this.running.record.attempt - this.running.record.budgetBase;
+  }
+
+  get enqueuedAt(): Date {
+    return new Date(JOB_IDS.parts(this.running.record.id)?.timeMs ?? 0);
+  }
+
+  get signal(): AbortSignal {
+    return this.running.signal;
+  }
+
+  progress(value: unknown): Promise<void> {
+    return recordProgress(this.ctx, this.running.claim, progressJson(value));
+  }
+
+  async extendLease(ms = this.leaseMs): Promise<void> {
+    const kept = await this.keeper.extend([this.running], ms);
+    if (kept.length === 0) throw new StaleJobError(this.running.record.id, this.running.record.attempt);
+  }
+}
