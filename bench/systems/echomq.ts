@@ -22,8 +22,6 @@ const WAIT_TIMEOUT_MS = 60_000;
  * can read the job's 'completed' event before the enqueue reply, so a wait begun
  * right after enqueue resolves may be too late.
  */
-const RETAIN_FOR_WAITERS_MS = 60_000;
-
 /** The benchmark's processor: a no-op async handler that reports its start. */
 @Processor(BENCH_QUEUE)
 class BenchProcessor {
@@ -54,7 +52,7 @@ class EchoMqBenchModule {
           queues: {
             [BENCH_QUEUE]: {
               concurrency: options.concurrency,
-              retainCompletedMs: options.events ? RETAIN_FOR_WAITERS_MS : 0,
+              retainCompletedMs: 0,
             },
           },
         }),
@@ -112,20 +110,12 @@ class EchoMqProducer implements Producer {
   }
 }
 
-/**
- * EchoMQ reports no completion to the worker's own code, so the adapter wraps the
- * claim loop's job runner: its run() resolves after the complete script answered.
- */
+/** The claim loop's worker events: 'completed' fires once Redis recorded the completion. */
 function reportCompletions(app: INestApplicationContext, hooks: WorkerHooks): void {
   const loop = app.get(ProcessorExplorer).loop(BENCH_QUEUE);
   if (!loop) throw new Error(`EchoMQ runs no claim loop for ${BENCH_QUEUE}`);
-  if (loop.inFlight > 0) throw new Error('EchoMQ started jobs before the completion hook was installed');
-  const runner = loop.runner;
-  const run = runner.run.bind(runner);
-  runner.run = async (job) => {
-    await run(job);
-    hooks.onComplete();
-  };
+  if (loop.inFlight > 0) throw new Error('EchoMQ started jobs before the completion listener was attached');
+  loop.events.on('completed', () => hooks.onComplete());
 }
 
 export const echomq: QueueSystem = {
@@ -134,7 +124,7 @@ export const echomq: QueueSystem = {
   settings: [
     'producer: QueueService in a Nest application context (EchoMqModule.forRoot, no processors); enqueue() per job, enqueueMany() per batch',
     'worker: a @Processor class (async process() { }) in its own Nest application context, queues.bench = { concurrency, retainCompletedMs: 0 }; other options at their defaults (maxAttempts 3, lease 30 s, reaper every 1 s)',
-    `producer-side completion (latency figure only): QueueService.waitFor(queue, id) after enqueue resolves; the queue's event reader is started before the first job; the worker runs with retainCompletedMs ${RETAIN_FOR_WAITERS_MS} in this figure only, because waitFor rejects with JobNotFoundError when the job completed before the wait began and no row is retained`,
+    "producer-side completion (latency figure only): QueueService.waitFor(queue, id) after enqueue resolves; the queue's event reader is started before the first job",
   ],
   openProducer: (url, options) => EchoMqProducer.open(url, options),
 

@@ -8,7 +8,6 @@ import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echo
 import { resolveModuleSettings } from '../module/echomq-options';
 import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
 import {
-  enqueueJobs,
   readJobView,
   readJobViews,
   removeJob,
@@ -20,6 +19,7 @@ import { buildJobRecord, type EnqueueOptions, type JobToEnqueue } from './enqueu
 import { toJobView, type JobView } from './job-view';
 import { QueueEventReader, type QueueEventListener } from './queue-events';
 import { waitForJob } from './wait-for';
+import { EnqueueBatcher } from './enqueue-batcher';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
 
@@ -38,6 +38,7 @@ export class QueueService {
   /** Options of the @Processor serving a queue in this application; they win over configuration. */
   private readonly processorOptions = new Map<string, QueueOptions>();
   private readonly readers = new Map<string, Promise<QueueEventReader>>();
+  private readonly batchers = new Map<string, EnqueueBatcher>();
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
@@ -115,7 +116,7 @@ export class QueueService {
       buildJobRecord(this.mintId(), job, maxAttempts, this.settings.maxPayloadBytes),
     );
     await this.register(queue);
-    const outcomes = await enqueueJobs(ctx, records, this.settings.idempotencyTtlMs);
+    const outcomes = await this.batcher(queue, ctx).submit(records);
     return outcomes.map((outcome) => outcome.id as JobId);
   }
 
@@ -198,6 +199,15 @@ export class QueueService {
    */
   async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
     return (await this.eventReader(queue)).subscribe(listener);
+  }
+
+  private batcher(queue: string, ctx: ScriptContext): EnqueueBatcher {
+    let batcher = this.batchers.get(queue);
+    if (!batcher) {
+      batcher = new EnqueueBatcher(ctx, this.settings.idempotencyTtlMs);
+      this.batchers.set(queue, batcher);
+    }
+    return batcher;
   }
 
   private eventReader(queue: string): Promise<QueueEventReader> {
