@@ -1,7 +1,11 @@
 import { enqueueJobs, type EnqueueOutcome, type NewJobRecord, type ScriptContext } from '../scripts';
 
-/** Most jobs sent in one script call when separate calls are merged. */
-const MERGE_MAX = 1_000;
+/**
+ * Most jobs sent in one script call when separate calls are merged. Small enough
+ * that a burst becomes several script calls in flight at once, so Redis runs one
+ * while this process prepares the next (measured: 64 beat both 16 and 1,000).
+ */
+const MERGE_MAX = 64;
 
 interface PendingCall {
   readonly records: readonly NewJobRecord[];
