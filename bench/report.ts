@@ -135,8 +135,10 @@ export function writeResults(
   info: RunInfo,
 ): { md: string; json: string } {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const md = join(RESULTS_DIR, 'latest.md');
-  const json = join(RESULTS_DIR, 'latest.json');
+  // The full run's files are the published figures; a quick (CI) run must not overwrite them.
+  const name = info.config.mode === 'quick' ? 'quick' : 'latest';
+  const md = join(RESULTS_DIR, `${name}.md`);
+  const json = join(RESULTS_DIR, `${name}.json`);
   writeFileSync(md, markdown(measurements, info));
   const document = {
     mode: info.config.mode,
