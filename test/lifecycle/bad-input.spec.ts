@@ -25,6 +25,7 @@ import {
 import { Redis } from 'ioredis';
 import { jobRecord } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { RedisServer } from '../support/redis-server';
 
 const MARKER = 'emq-test-marker-';
 
@@ -182,7 +183,15 @@ describe('bad input is refused before any command is sent', () => {
     expect(await queueKeyCount()).toBe(keysBefore);
   }
 
+  // A redis-server of this suite's own: MONITOR on the shared one, under the traffic of
+  // every other suite running in parallel, made ioredis lose track of its replies.
+  let server: RedisServer;
+  let sharedUrl: string | undefined;
+
   beforeAll(async () => {
+    server = await RedisServer.start();
+    sharedUrl = process.env.REDIS_URL;
+    process.env.REDIS_URL = server.url;
     watch = await CommandWatch.start();
     scripts = connect();
     ctx = scriptContext(scripts, QUEUE);
@@ -201,6 +210,8 @@ describe('bad input is refused before any command is sent', () => {
     await app.close();
     await scripts.quit();
     await watch.stop();
+    process.env.REDIS_URL = sharedUrl;
+    await server.destroy();
   });
 
   it('the measurement sees a valid call (positive control)', async () => {

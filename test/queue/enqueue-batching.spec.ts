@@ -32,9 +32,13 @@ describe('enqueue merging', () => {
 
   it('sends calls made together as one script call, each caller getting its own id in order', async () => {
     const queue = uniqueQueue('merge');
+    // The first enqueue of a queue also registers it (a round trip of its own), which would
+    // spread the calls below over several turns; register it first.
+    const [warm] = await Promise.all([queues.enqueue(queue, 'warm')]);
+    await queues.remove(queue, warm);
     const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => queues.enqueue(queue, { i })));
     expect(new Set(ids).size).toBe(50);
-    expect(await enqueuedEvents(queue)).toEqual([ids]);
+    expect((await enqueuedEvents(queue)).slice(1)).toEqual([ids]);
     expect(await queues.browse(queue, 'pending', { limit: 50 })).toEqual([...ids].reverse());
     const views = await queues.listJobs(queue, 'pending', { limit: 50 });
     expect(views.map((view) => view.data)).toEqual(Array.from({ length: 50 }, (_, i) => ({ i: 49 - i })));

@@ -115,7 +115,7 @@ export class QueueService {
     const records = jobs.map((job) =>
       buildJobRecord(this.mintId(), job, maxAttempts, this.settings.maxPayloadBytes),
     );
-    await this.register(queue);
+    if (!this.registered.has(queue)) await this.register(queue);
     const outcomes = await this.batcher(queue, ctx).submit(records);
     return outcomes.map((outcome) => outcome.id as JobId);
   }
