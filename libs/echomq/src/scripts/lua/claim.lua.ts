@@ -43,18 +43,20 @@ local orphans = 0
 for i = 1, #popped, 2 do
   local id = popped[i]
   local row = KEYS[8] .. id
-  -- the payload's fields (see get_data), then n m b
-  local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b')
+  -- the payload's fields (see get_data), then n m b a
+  local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a')
   if f[1] then
     local claimant = ARGV[3] .. '.' .. #ids
     out[#out + 1] = id
-    out[#out + 1] = redis.call('HINCRBY', row, 'a', 1)
+    -- attempts + 1 and the claimant in one HSET (the script is atomic, so read-then-write is safe)
+    local attempts = (tonumber(f[9]) or 0) + 1
+    out[#out + 1] = attempts
     out[#out + 1] = claimant
     out[#out + 1] = get_data(row, f)
     out[#out + 1] = f[6]
     out[#out + 1] = f[7]
     out[#out + 1] = f[8]
-    redis.call('HSET', row, 'c', claimant)
+    redis.call('HSET', row, 'a', attempts, 'c', claimant)
     ids[#ids + 1] = id
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id
