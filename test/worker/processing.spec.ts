@@ -1,4 +1,5 @@
 import type { INestApplication, Provider } from '@nestjs/common';
+import { once } from 'node:events';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
@@ -10,6 +11,7 @@ import {
   ProcessorDefinitionError,
   ProcessorExplorer,
   QueueService,
+  RedisConnections,
   type Job,
 } from '@app/echomq';
 import { bootApp } from '../support/nest';
@@ -254,10 +256,15 @@ describe('processing', () => {
         providers,
       }).compile();
       const app = moduleRef.createNestApplication({ logger: false });
+      const connections = app.get(RedisConnections);
       try {
         await app.init();
         return undefined;
       } catch (error) {
+        // A failed boot leaves no connection open (Nest runs no shutdown hooks then): the
+        // client has sent QUIT and ends once Redis closes the socket.
+        if (connections.client.status !== 'end') await once(connections.client, 'end');
+        expect(connections.client.status).toBe('end');
         return error;
       } finally {
         await app.close();

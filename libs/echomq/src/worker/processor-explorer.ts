@@ -45,7 +45,18 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     return this.loops.get(queue);
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
+    try {
+      this.discover();
+    } catch (error) {
+      // Nest runs no shutdown hooks for an application whose init failed, so close the
+      // connections here, or a process that handles the error would keep them open.
+      await this.connections.onApplicationShutdown();
+      throw error;
+    }
+  }
+
+  private discover(): void {
     for (const wrapper of this.discovery.getProviders()) {
       const instance: unknown = wrapper.instance;
       const metatype = wrapper.metatype;
