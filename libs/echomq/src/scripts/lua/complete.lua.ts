@@ -23,7 +23,7 @@ for i = 0, tonumber(ARGV[3]) - 1 do
   local row = KEYS[4] .. id
   -- done[id]: a claim presented twice in one call completes once (the id leaves active
   -- only at the end of the loop, so holds() alone would accept it again).
-  if not done[id] and holds(KEYS[1], row, id, ARGV[base + 1], ARGV[base + 2]) then
+  if not done[id] and holds(row, ARGV[base + 1], ARGV[base + 2]) then
     done[id] = true
     ids[#ids + 1] = id
     rows[#rows + 1] = row

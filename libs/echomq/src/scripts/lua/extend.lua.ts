@@ -17,7 +17,7 @@ local stale = 0
 for i = 0, tonumber(ARGV[3]) - 1 do
   local base = 4 + i * 3
   local id = ARGV[base]
-  if holds(KEYS[1], KEYS[4] .. id, id, ARGV[base + 1], ARGV[base + 2]) then
+  if holds(KEYS[4] .. id, ARGV[base + 1], ARGV[base + 2]) then
     redis.call('ZADD', KEYS[1], 'XX', deadline, id)
     ids[#ids + 1] = id
     out[#out + 1] = 1

@@ -14,7 +14,7 @@ export const FAIL_LUA = luaScript(
   `
 local id = ARGV[1]
 local row = KEYS[8]
-if not holds(KEYS[1], row, id, ARGV[2], ARGV[3]) then
+if not holds(row, ARGV[2], ARGV[3]) then
   redis.call('HINCRBY', KEYS[5], 'stale', 1)
   return redis.error_reply('EMQ_STALE')
 end

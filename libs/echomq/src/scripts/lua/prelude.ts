@@ -30,7 +30,7 @@ end
 -- sets 'c', and every way out of active (complete, fail, release, reap) deletes it or the
 -- row (remove), so a matching claimant proves membership without a ZSCORE. (The model-based
 -- test checks the row's exact fields after every step.)
-local function holds(_active, row, _id, token, claimant)
+local function holds(row, token, claimant)
   local f = redis.call('HMGET', row, 'a', 'c')
   return f[1] == token and f[2] == claimant
 end

@@ -4,14 +4,15 @@ export const PROGRESS_LUA = luaScript(
   `
 -- progress: records a running job's progress (no state change), fenced like complete,
 -- so a worker whose claim is stale cannot overwrite the current claim's progress.
--- KEYS[1] active   KEYS[2] events   KEYS[3] row emq:{q}:job:<id>
+-- KEYS[1] active (not read: a matching claimant proves membership; see holds)   KEYS[2] events
+-- KEYS[3] row emq:{q}:job:<id>
 -- ARGV[1] id   ARGV[2] token (attempts)   ARGV[3] claimant   ARGV[4] progress (JSON)
 -- ARGV[5] events max length
 -- Returns: 1
 -- Errors:  EMQ_STALE when the claim is no longer current.
 `,
   `
-if not holds(KEYS[1], KEYS[3], ARGV[1], ARGV[2], ARGV[3]) then
+if not holds(KEYS[3], ARGV[2], ARGV[3]) then
   return redis.error_reply('EMQ_STALE')
 end
 redis.call('HSET', KEYS[3], 'p', ARGV[4])

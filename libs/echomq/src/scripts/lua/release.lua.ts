@@ -18,7 +18,7 @@ for i = 0, tonumber(ARGV[2]) - 1 do
   local base = 3 + i * 3
   local id = ARGV[base]
   local row = KEYS[6] .. id
-  if holds(KEYS[1], row, id, ARGV[base + 1], ARGV[base + 2]) then
+  if holds(row, ARGV[base + 1], ARGV[base + 2]) then
     redis.call('ZREM', KEYS[1], id)
     redis.call('ZADD', KEYS[2], 0, id)
     redis.call('HINCRBY', row, 'b', 1)
