@@ -1,4 +1,5 @@
 import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
+import { jsonText } from '../json';
 import { assertIdempotencyKey } from '../keyspace';
 import type { NewJobRecord } from '../scripts';
 
@@ -26,13 +27,10 @@ function isNonNegativeInteger(value: unknown): value is number {
 }
 
 export function serialisePayload(data: unknown, limitBytes: number): string {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(data === undefined ? null : data);
-  } catch (error) {
-    throw new InvalidArgumentError(`Job data must be JSON-serialisable: ${(error as Error).message}`);
-  }
-  if (text === undefined) throw new InvalidArgumentError('Job data must be JSON-serialisable');
+  const text = jsonText(
+    data === undefined ? null : data,
+    (reason) => new InvalidArgumentError(`Job data must be JSON-serialisable: ${reason}`),
+  );
   const bytes = Buffer.byteLength(text);
   if (bytes > limitBytes) throw new PayloadTooLargeError(bytes, limitBytes);
   return text;

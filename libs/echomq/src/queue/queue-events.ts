@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { QueueKeys } from '../keyspace';
+import { BlockingConnection } from '../module/blocking-connection';
 import type { RedisConnections } from '../module/redis-connections';
 import type { RedisClient } from '../scripts';
 
@@ -23,7 +24,6 @@ const LOOKBACK_MS = 60_000;
 /** How many recently finished jobs a reader remembers for waits that arrive after the event. */
 const RECENT_MAX = 10_000;
 const FINISHING = new Set(['completed', 'dead', 'removed']);
-const WATCHDOG_GRACE_MS = 2_000;
 const BATCH = 1_000;
 
 function parseEntry(streamId: string, flat: string[]): QueueEvent {
@@ -51,7 +51,7 @@ export class QueueEventReader {
   private readonly logger = new Logger('EchoMQ');
   private readonly listeners = new Set<QueueEventListener>();
   private readonly recent = new Map<string, QueueEvent>();
-  private client?: RedisClient;
+  private readonly connection: BlockingConnection;
   private running = true;
   private catchUpWaiters: { target: string; resolve: () => void }[] = [];
 
@@ -59,7 +59,9 @@ export class QueueEventReader {
     private readonly connections: RedisConnections,
     private readonly keys: QueueKeys,
     private cursor: string,
-  ) {}
+  ) {
+    this.connection = new BlockingConnection(connections);
+  }
 
   static async start(connections: RedisConnections, keys: QueueKeys): Promise<QueueEventReader> {
     const reader = new QueueEventReader(connections, keys, `${Date.now() - LOOKBACK_MS}-0`);
@@ -93,7 +95,7 @@ export class QueueEventReader {
 
   stop(): void {
     this.running = false;
-    this.resetClient();
+    this.connection.reset();
     for (const waiter of this.catchUpWaiters) waiter.resolve();
     this.catchUpWaiters = [];
   }
@@ -102,29 +104,14 @@ export class QueueEventReader {
     let failures = 0;
     while (this.running) {
       try {
-        await this.readOnce();
+        await this.connection.run(BLOCK_MS, (client) => this.readBatch(client, true));
         failures = 0;
       } catch (error) {
         if (!this.running) break;
         failures += 1;
-        this.resetClient();
         this.logger.warn(`Event reader of ${this.keys.queue}: ${(error as Error).message}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 50 * 2 ** failures)));
       }
-    }
-  }
-
-  private async readOnce(): Promise<void> {
-    const client = (this.client ??= this.connections.createBlockingClient());
-    let timer: NodeJS.Timeout | undefined;
-    const stuck = new Promise<'stuck'>((resolve) => {
-      timer = setTimeout(() => resolve('stuck'), BLOCK_MS + WATCHDOG_GRACE_MS);
-    });
-    try {
-      const outcome = await Promise.race([this.readBatch(client, true), stuck]);
-      if (outcome === 'stuck') this.resetClient();
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -167,12 +154,5 @@ export class QueueEventReader {
       else still.push(waiter);
     }
     this.catchUpWaiters = still;
-  }
-
-  private resetClient(): void {
-    if (this.client) {
-      this.connections.release(this.client);
-      this.client = undefined;
-    }
   }
 }

@@ -87,8 +87,7 @@ export class QueueService {
   /** Adds the queue to the registry that reapers and tools read (once per process). */
   async register(queue: string): Promise<void> {
     if (this.registered.has(queue)) return;
-    queueKeys(queue);
-    await this.connections.client.sadd(QUEUE_REGISTRY_KEY, queue);
+    await this.reregister([queue]);
     this.registered.add(queue);
   }
 

@@ -1,15 +1,10 @@
 import { StaleJobError } from '../errors';
 import { JOB_IDS, type JobId } from '../ids';
+import { jsonText } from '../json';
 import { recordProgress, type ScriptContext } from '../scripts';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
 import type { RunningJob } from './running-job';
-
-function progressJson(value: unknown): string {
-  const text = JSON.stringify(value ?? null);
-  if (text === undefined) throw new TypeError('progress must be JSON-serialisable');
-  return text;
-}
 
 /**
  * The Job a handler receives. A class (not an object of closures) because one is
@@ -55,7 +50,11 @@ export class ClaimedJob<T = unknown> implements Job<T> {
   }
 
   progress(value: unknown): Promise<void> {
-    return recordProgress(this.ctx, this.running.claim, progressJson(value));
+    const text = jsonText(
+      value ?? null,
+      (reason) => new TypeError(`progress must be JSON-serialisable: ${reason}`),
+    );
+    return recordProgress(this.ctx, this.running.claim, text);
   }
 
   async extendLease(ms = this.leaseMs): Promise<void> {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '@nestjs/common';
 import { StaleJobError, UnrecoverableError } from '../errors';
+import { jsonText } from '../json';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
 import { failJob, type ScriptContext } from '../scripts';
 
@@ -38,11 +39,12 @@ function describeError(error: unknown): string {
   return text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}...` : text;
 }
 
-function toJson(value: unknown, what: string): string {
+function resultJson(value: unknown): string {
   if (value === undefined) return '';
-  const text = JSON.stringify(value);
-  if (text === undefined) throw new UnrecoverableError(`The ${what} is not JSON-serialisable`);
-  return text;
+  return jsonText(
+    value,
+    (reason) => new UnrecoverableError(`The result is not JSON-serialisable: ${reason}`),
+  );
 }
 
 /**
@@ -106,7 +108,7 @@ export class JobRunner {
         if (outcome.ok) {
           let result: string;
           try {
-            result = toJson(outcome.value, 'result');
+            result = resultJson(outcome.value);
           } catch (error) {
             outcome = { ok: false, error };
             continue;

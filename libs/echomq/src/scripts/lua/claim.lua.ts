@@ -71,9 +71,7 @@ if #ids > 0 then
   redis.call('HINCRBY', KEYS[4], 'claimed', #ids)
   emit(KEYS[5], ARGV[4], 'type', 'claimed', 'ids', table.concat(ids, ','))
 end
-if orphans > 0 then
-  redis.call('HINCRBY', KEYS[4], 'orphans', orphans)
-end
+bump(KEYS[4], 'orphans', orphans)
 -- Work is left: pass the wake token on to the next idle worker.
 if #popped > 0 and redis.call('ZCARD', KEYS[1]) > 0 then
   wake(KEYS[6])

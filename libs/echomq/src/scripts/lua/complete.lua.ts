@@ -48,9 +48,7 @@ if #ids > 0 then
   emit(KEYS[3], ARGV[2], 'type', 'completed', 'ids', table.concat(ids, ','),
     'results', '[' .. table.concat(results, ',') .. ']')
 end
-if stale > 0 then
-  redis.call('HINCRBY', KEYS[2], 'stale', stale)
-end
+bump(KEYS[2], 'stale', stale)
 return out
 `,
 );

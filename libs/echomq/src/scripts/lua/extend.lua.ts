@@ -30,9 +30,7 @@ if #ids > 0 then
   redis.call('HINCRBY', KEYS[2], 'extended', #ids)
   emit(KEYS[3], ARGV[2], 'type', 'extended', 'ids', table.concat(ids, ','))
 end
-if stale > 0 then
-  redis.call('HINCRBY', KEYS[2], 'stale', stale)
-end
+bump(KEYS[2], 'stale', stale)
 return out
 `,
 );

@@ -17,6 +17,13 @@ local function emit(stream, maxlen, ...)
   redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', ...)
 end
 
+-- Adds n to a counter of the metrics hash; nothing for n = 0.
+local function bump(metrics, field, n)
+  if n > 0 then
+    redis.call('HINCRBY', metrics, field, n)
+  end
+end
+
 -- One token is enough: an idle worker that wakes claims as much as it can
 -- and passes the token on when work is left (see claim).
 local function wake(key)

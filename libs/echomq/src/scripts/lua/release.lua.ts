@@ -35,9 +35,7 @@ if #ids > 0 then
   emit(KEYS[4], ARGV[1], 'type', 'released', 'ids', table.concat(ids, ','))
   wake(KEYS[5])
 end
-if stale > 0 then
-  redis.call('HINCRBY', KEYS[3], 'stale', stale)
-end
+bump(KEYS[3], 'stale', stale)
 return out
 `,
 );

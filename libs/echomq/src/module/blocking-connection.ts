@@ -1,0 +1,49 @@
+import type { RedisClient } from '../scripts';
+import type { RedisConnections } from './redis-connections';
+
+/** Extra time past a blocking command's own timeout before it is presumed stuck. */
+const WATCHDOG_GRACE_MS = 2_000;
+const STUCK = Symbol('stuck');
+
+/**
+ * One dedicated connection for blocking reads (BLPOP, XREAD BLOCK), opened on first
+ * use. A read that fails, or outlives its timeout by the grace period (a socket that
+ * died silently, a Redis that restarted), drops the connection, and the next read
+ * opens a fresh one: a reader that looks alive always reads again.
+ */
+export class BlockingConnection {
+  private client?: RedisClient;
+
+  constructor(private readonly connections: RedisConnections) {}
+
+  /**
+   * Runs one blocking command that Redis answers within `blockMs`. Resolves with its
+   * reply, or undefined when the watchdog gave up on it; rejects when it failed.
+   */
+  async run<T>(blockMs: number, command: (client: RedisClient) => Promise<T>): Promise<T | undefined> {
+    const client = (this.client ??= this.connections.createBlockingClient());
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<typeof STUCK>((resolve) => {
+      timer = setTimeout(() => resolve(STUCK), blockMs + WATCHDOG_GRACE_MS);
+    });
+    try {
+      const outcome = await Promise.race([command(client), stuck]);
+      if (outcome !== STUCK) return outcome;
+      this.reset();
+      return undefined;
+    } catch (error) {
+      this.reset();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes the connection; a command in progress fails at once. */
+  reset(): void {
+    if (this.client) {
+      this.connections.release(this.client);
+      this.client = undefined;
+    }
+  }
+}
