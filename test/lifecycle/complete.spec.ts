@@ -1,8 +1,6 @@
 import {
   StaleJobError,
-  claimJobs,
   completeJob,
-  enqueueJobs,
   readJobView,
   type ClaimedJobRecord,
   type ScriptContext,
@@ -18,6 +16,7 @@ import {
   staleScenario,
   untouchable,
 } from '../support/assertions';
+import { enqueueAndClaim } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 
 describe('complete: active -> completed', () => {
@@ -32,11 +31,8 @@ describe('complete: active -> completed', () => {
   });
 
   async function claimed(): Promise<{ ctx: ScriptContext; job: ClaimedJobRecord }> {
-    const ctx = scriptContext(redis, uniqueQueue('complete'));
-    const id = mint();
-    await enqueueJobs(ctx, [jobRecord(id, { data: '{"n":1}' })], 60_000);
-    const [job] = (await claimJobs(ctx, { count: 1, leaseMs: 30_000, claimantPrefix: 'w' })).jobs;
-    return { ctx, job };
+    const { ctx, jobs } = await enqueueAndClaim(redis, 'complete', [jobRecord(mint(), { data: '{"n":1}' })]);
+    return { ctx, job: jobs[0] };
   }
 
   it('without retention: removes the id from active and deletes the row', async () => {

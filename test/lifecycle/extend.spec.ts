@@ -1,4 +1,4 @@
-import { claimJobs, enqueueJobs, extendLeases, type ClaimedJobRecord, type ScriptContext } from '@app/echomq';
+import { extendLeases, type ClaimedJobRecord, type ScriptContext } from '@app/echomq';
 import type { Redis } from 'ioredis';
 import {
   STALE_KINDS,
@@ -10,6 +10,7 @@ import {
   staleScenario,
   untouchable,
 } from '../support/assertions';
+import { enqueueAndClaim } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 
 describe('extend: active -> active with a new deadline', () => {
@@ -24,15 +25,8 @@ describe('extend: active -> active with a new deadline', () => {
   });
 
   async function claimed(count: number): Promise<{ ctx: ScriptContext; jobs: ClaimedJobRecord[] }> {
-    const ctx = scriptContext(redis, uniqueQueue('extend'));
-    const ids = Array.from({ length: count }, () => mint());
-    await enqueueJobs(
-      ctx,
-      ids.map((id) => jobRecord(id)),
-      60_000,
-    );
-    const { jobs } = await claimJobs(ctx, { count, leaseMs: 5_000, claimantPrefix: 'w' });
-    return { ctx, jobs };
+    const records = Array.from({ length: count }, () => jobRecord(mint()));
+    return enqueueAndClaim(redis, 'extend', records, 5_000);
   }
 
   it('moves the lease deadline to server now + lease for every claim it still holds', async () => {

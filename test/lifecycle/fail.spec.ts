@@ -1,11 +1,4 @@
-import {
-  StaleJobError,
-  claimJobs,
-  enqueueJobs,
-  failJob,
-  type ClaimedJobRecord,
-  type ScriptContext,
-} from '@app/echomq';
+import { StaleJobError, failJob, type ClaimedJobRecord, type ScriptContext } from '@app/echomq';
 import type { Redis } from 'ioredis';
 import {
   STALE_KINDS,
@@ -17,6 +10,7 @@ import {
   staleScenario,
   untouchable,
 } from '../support/assertions';
+import { enqueueAndClaim, claimSome } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 
 describe('fail: active -> schedule | pending | dead', () => {
@@ -31,15 +25,12 @@ describe('fail: active -> schedule | pending | dead', () => {
   });
 
   async function claimed(maxAttempts: number): Promise<{ ctx: ScriptContext; job: ClaimedJobRecord }> {
-    const ctx = scriptContext(redis, uniqueQueue('fail'));
-    await enqueueJobs(ctx, [jobRecord(mint(), { maxAttempts })], 60_000);
-    return { ctx, job: await claimOne(ctx) };
+    const { ctx, jobs } = await enqueueAndClaim(redis, 'fail', [jobRecord(mint(), { maxAttempts })]);
+    return { ctx, job: jobs[0] };
   }
 
   async function claimOne(ctx: ScriptContext): Promise<ClaimedJobRecord> {
-    const [job] = (await claimJobs(ctx, { count: 1, leaseMs: 30_000, claimantPrefix: `w${mint()}` })).jobs;
-    if (!job) throw new Error('nothing to claim');
-    return job;
+    return (await claimSome(ctx))[0];
   }
 
   it('with budget left and a backoff: goes to schedule at now + backoff, keeps the error', async () => {

@@ -1,6 +1,4 @@
 import {
-  claimJobs,
-  enqueueJobs,
   failJob,
   readJobView,
   releaseJobs,
@@ -19,6 +17,7 @@ import {
   staleScenario,
   untouchable,
 } from '../support/assertions';
+import { enqueueAndClaim, claimSome } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 
 describe('release: active -> pending without spending the retry budget', () => {
@@ -33,21 +32,12 @@ describe('release: active -> pending without spending the retry budget', () => {
   });
 
   async function claimOne(ctx: ScriptContext): Promise<ClaimedJobRecord> {
-    const [job] = (await claimJobs(ctx, { count: 1, leaseMs: 30_000, claimantPrefix: `w${mint()}` })).jobs;
-    if (!job) throw new Error('nothing to claim');
-    return job;
+    return (await claimSome(ctx))[0];
   }
 
   async function setup(count: number, maxAttempts = 3) {
-    const ctx = scriptContext(redis, uniqueQueue('release'));
-    const ids = Array.from({ length: count }, () => mint());
-    await enqueueJobs(
-      ctx,
-      ids.map((id) => jobRecord(id, { maxAttempts })),
-      60_000,
-    );
-    const { jobs } = await claimJobs(ctx, { count, leaseMs: 30_000, claimantPrefix: 'w' });
-    return { ctx, jobs };
+    const records = Array.from({ length: count }, () => jobRecord(mint(), { maxAttempts }));
+    return enqueueAndClaim(redis, 'release', records);
   }
 
   it('moves the jobs back to pending, keeps attempts, moves the budget base up, drops the claimant', async () => {

@@ -1,7 +1,6 @@
 import {
   JobNotFoundError,
   JobStateError,
-  claimJobs,
   enqueueJobs,
   failJob,
   retryDead,
@@ -10,6 +9,7 @@ import {
 } from '@app/echomq';
 import type { Redis } from 'ioredis';
 import { events, expectConsistent, jobRecord, metrics, untouchable } from '../support/assertions';
+import { claimSome } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 
 describe('retry: dead -> pending with a fresh budget', () => {
@@ -24,9 +24,7 @@ describe('retry: dead -> pending with a fresh budget', () => {
   });
 
   async function claimOne(ctx: ScriptContext): Promise<ClaimedJobRecord> {
-    const [job] = (await claimJobs(ctx, { count: 1, leaseMs: 30_000, claimantPrefix: `w${mint()}` })).jobs;
-    if (!job) throw new Error('nothing to claim');
-    return job;
+    return (await claimSome(ctx))[0];
   }
 
   /** A job that used up a budget of `maxAttempts` and sits in dead. */
