@@ -137,3 +137,48 @@ export class ProcessorDefinitionError extends EchoMqError {
     super('PROCESSOR_DEFINITION', message);
   }
 }
+
+/**
+ * A call reached Redis, or may have, but no reply came back: its deadline passed or the
+ * connection was lost with the call in flight. It may or may not have taken effect.
+ * Every EchoMQ write is replay-safe, so repeating the call is safe (docs/reliability.md).
+ */
+export class OutcomeUnknownError extends EchoMqError {
+  constructor(
+    readonly command: string,
+    readonly reason: string,
+  ) {
+    super(
+      'OUTCOME_UNKNOWN',
+      `No reply to ${command} (${reason}): it may or may not have taken effect; repeating the call is safe`,
+    );
+  }
+}
+
+/** Redis could not be reached in time, so the call was never sent: nothing was written. */
+export class RedisUnavailableError extends EchoMqError {
+  constructor(
+    readonly target: string,
+    readonly waitedMs: number,
+  ) {
+    super(
+      'REDIS_UNAVAILABLE',
+      `Redis at ${target} was not reachable within ${waitedMs} ms; nothing was sent`,
+    );
+  }
+}
+
+/** A module, queue or processor option outside its documented range; named so it can be fixed. */
+export class InvalidOptionError extends EchoMqError {
+  constructor(
+    readonly option: string,
+    message: string,
+  ) {
+    super('INVALID_OPTION', `Option ${option}: ${message}`);
+  }
+}
+
+/** True for errors after which repeating the same call is the way to learn its outcome. */
+export function isTransientRedisError(error: unknown): error is OutcomeUnknownError | RedisUnavailableError {
+  return error instanceof OutcomeUnknownError || error instanceof RedisUnavailableError;
+}

@@ -12,6 +12,6 @@ export * from './queue/queue.service';
 export type { QueueEvent, QueueEventListener } from './queue/queue-events';
 export * from './module/echomq-options';
 export { ECHOMQ_OPTIONS } from './module/module-definition';
-export { RedisConnections, createRedisClient } from './module/redis-connections';
+export { RedisConnections, createRedisClient } from './connection/redis-connections';
 export { EchoMqModule } from './module/echomq.module';
 export * from './worker';

@@ -6,7 +6,7 @@ import { ProcessorExplorer } from '../worker/processor-explorer';
 import { Reaper } from '../worker/reaper';
 import { jobIdMinterProvider } from './id-minter.provider';
 import { EchoMqConfigurableModule } from './module-definition';
-import { RedisConnections } from './redis-connections';
+import { RedisConnections } from '../connection/redis-connections';
 
 /**
  * `EchoMqModule.forRoot({ connection })` or `forRootAsync({ useFactory, inject })`.

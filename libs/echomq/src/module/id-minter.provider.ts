@@ -2,8 +2,8 @@ import type { FactoryProvider } from '@nestjs/common';
 import { JOB_IDS, SnowflakeMinter } from '../ids';
 import type { EchoMqModuleOptions } from './echomq-options';
 import { ECHOMQ_OPTIONS } from './module-definition';
-import { NodeLease } from './node-lease';
-import { RedisConnections } from './redis-connections';
+import { NodeLease } from '../connection/node-lease';
+import { RedisConnections } from '../connection/redis-connections';
 import { JOB_ID_MINTER, type JobIdMinter } from './tokens';
 
 /** The job-id minter, on the configured node number or one leased from Redis at boot. */

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { QueueKeys } from '../keyspace';
-import { BlockingConnection } from '../module/blocking-connection';
-import type { RedisConnections } from '../module/redis-connections';
+import { BlockingConnection } from '../connection/blocking-connection';
+import type { RedisConnections } from '../connection/redis-connections';
 import type { RedisClient } from '../scripts';
 
 /** One transition as recorded on a queue's event stream. */

@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../errors';
 import type { JobId } from '../ids';
 import { assertJobId, QUEUE_REGISTRY_KEY, queueKeys, type StateSet } from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
-import { RedisConnections } from '../module/redis-connections';
+import { RedisConnections } from '../connection/redis-connections';
 import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
 import { resolveModuleSettings } from '../module/echomq-options';
 import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { ProcessorDefinitionError } from '../errors';
-import { RedisConnections } from '../module/redis-connections';
+import { RedisConnections } from '../connection/redis-connections';
 import { QueueService } from '../queue/queue.service';
 import { ClaimLoop } from './claim-loop';
 import { Completer } from './completer';

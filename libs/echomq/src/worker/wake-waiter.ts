@@ -1,5 +1,5 @@
-import { BlockingConnection } from '../module/blocking-connection';
-import type { RedisConnections } from '../module/redis-connections';
+import { BlockingConnection } from '../connection/blocking-connection';
+import type { RedisConnections } from '../connection/redis-connections';
 
 /**
  * Blocks an idle claim loop on the queue's wake list (BLPOP) until enqueue, a

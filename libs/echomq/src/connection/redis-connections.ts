@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Cluster, Redis } from 'ioredis';
 import { installScripts, type RedisClient, type ScriptedClient } from '../scripts';
-import type { EchoMqConnection, EchoMqModuleOptions } from './echomq-options';
-import { ECHOMQ_OPTIONS } from './module-definition';
+import type { EchoMqConnection, EchoMqModuleOptions } from '../module/echomq-options';
+import { ECHOMQ_OPTIONS } from '../module/module-definition';
 
 export function createRedisClient(
   connection: EchoMqConnection,
