@@ -141,7 +141,7 @@ describe('claim: pending -> active', () => {
     expect(await metrics(redis, ctx.keys)).toEqual({ enqueued: 2 });
 
     await redis.del(ctx.keys.paused);
-    const resumed = await claimJobs(ctx, { count: 10, leaseMs: 10_000, claimantPrefix: 'w' });
+    const resumed = await claimJobs(ctx, { count: 10, leaseMs: 10_000, claimantPrefix: 'w2' });
     expect(resumed.jobs.map((j) => j.id)).toEqual(ids);
   });
 
@@ -152,7 +152,7 @@ describe('claim: pending -> active', () => {
     await claimJobs(ctx, { count: 1, leaseMs: 10_000, claimantPrefix: 'w' });
     expect(await redis.llen(ctx.keys.wake)).toBe(1);
     await redis.del(ctx.keys.wake);
-    await claimJobs(ctx, { count: 5, leaseMs: 10_000, claimantPrefix: 'w' });
+    await claimJobs(ctx, { count: 5, leaseMs: 10_000, claimantPrefix: 'w2' });
     expect(await redis.llen(ctx.keys.wake)).toBe(0);
   });
 

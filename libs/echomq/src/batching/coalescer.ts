@@ -5,9 +5,11 @@
  * once the limit is reached, requests accumulate and leave together as soon as a
  * call returns. Idle, a request waits for nothing; busy, batches grow by themselves.
  *
- * Each request is resolved with its own slice of the call's results, in order. A
- * request is never split across calls (`size` counts its parts), so a request that
- * must be all or nothing stays in one call. A failed call rejects all its requests.
+ * Each request is resolved with its own slice of the call's results, in order, or
+ * rejected alone when `send` answers it with an Error (one caller's bad request never
+ * fails the others merged with it). A request is never split across calls (`size` counts
+ * its parts, `weight` its bytes), so a request that must be all or nothing stays in one
+ * call. A call that fails as a whole rejects all its requests.
  */
 export class Coalescer<Request, Result> {
   private waiting: {
@@ -19,12 +21,15 @@ export class Coalescer<Request, Result> {
   private inFlight = 0;
 
   constructor(
-    private readonly send: (requests: Request[]) => Promise<Result[][]>,
+    private readonly send: (requests: Request[]) => Promise<(Result[] | Error)[]>,
     private readonly limits: {
       /** Most parts per call (a single larger request still goes alone). */
       readonly maxBatch: number;
       readonly maxInFlight: number;
       readonly size: (request: Request) => number;
+      /** Most weight (e.g. bytes) per call, with `weight`; a single heavier request goes alone. */
+      readonly maxWeight?: number;
+      readonly weight?: (request: Request) => number;
     },
   ) {}
 
@@ -47,11 +52,16 @@ export class Coalescer<Request, Result> {
   private flush(): void {
     while (this.waiting.length > 0 && this.inFlight < this.limits.maxInFlight) {
       let parts = 0;
+      let weight = 0;
       let count = 0;
+      const maxWeight = this.limits.maxWeight ?? Infinity;
       while (count < this.waiting.length) {
-        const size = this.limits.size(this.waiting[count].request);
-        if (count > 0 && parts + size > this.limits.maxBatch) break;
+        const request = this.waiting[count].request;
+        const size = this.limits.size(request);
+        const heft = this.limits.weight?.(request) ?? 0;
+        if (count > 0 && (parts + size > this.limits.maxBatch || weight + heft > maxWeight)) break;
         parts += size;
+        weight += heft;
         count += 1;
       }
       void this.dispatch(this.waiting.splice(0, count));
@@ -62,7 +72,11 @@ export class Coalescer<Request, Result> {
     this.inFlight += 1;
     try {
       const results = await this.send(batch.map((entry) => entry.request));
-      batch.forEach((entry, index) => entry.resolve(results[index]));
+      batch.forEach((entry, index) => {
+        const result = results[index];
+        if (result instanceof Error) entry.reject(result);
+        else entry.resolve(result);
+      });
     } catch (error) {
       for (const entry of batch) entry.reject(error);
     } finally {

@@ -12,6 +12,8 @@ import { assertQueueName } from './queue-name';
  *   emq:{q}:wake                                   wake tokens for idle workers (list)
  *   emq:{q}:paused                                 pause flag (string)
  *   emq:{q}:idem:<key>                             idempotency key -> job id
+ *   emq:{q}:reply:<request id>                     a write call's recorded reply (replay window)
+ *   emq:{q}:fence                                  never exists (see QueueKeys.fence)
  *   emq:queues                                     registry of queue names (outside any queue's slot)
  *   emq:node:<n>                                   Snowflake node-number leases
  *
@@ -24,6 +26,7 @@ export const STATE_SETS = ['pending', 'active', 'schedule', 'dead'] as const;
 export type StateSet = (typeof STATE_SETS)[number];
 
 const IDEMPOTENCY_KEY_MAX = 256;
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 export class QueueKeys {
   readonly base: string;
@@ -39,6 +42,14 @@ export class QueueKeys {
   readonly jobPrefix: string;
   /** Prefix of idempotency keys; scripts append keys validated here. */
   readonly idempotencyPrefix: string;
+  /**
+   * A key that never exists, declared by every script. Redis Cluster refuses (TRYAGAIN) a
+   * script whose declared keys are partly missing while its slot migrates, so no script
+   * ever runs against a queue whose keys are split between two nodes: rows, which scripts
+   * reach by id without declaring them, may already have moved. A migration delays
+   * scripts (the client repeats the refused call) instead of half-applying them.
+   */
+  readonly fence: string;
 
   constructor(readonly queue: string) {
     assertQueueName(queue);
@@ -53,6 +64,7 @@ export class QueueKeys {
     this.paused = `${this.base}paused`;
     this.jobPrefix = `${this.base}job:`;
     this.idempotencyPrefix = `${this.base}idem:`;
+    this.fence = `${this.base}fence`;
   }
 
   set(state: StateSet): string {
@@ -67,10 +79,23 @@ export class QueueKeys {
   idempotency(key: string): string {
     return this.idempotencyPrefix + assertIdempotencyKey(key);
   }
+
+  /** Where a write call records its reply, so a repeat of the same request returns it. */
+  reply(requestId: string): string {
+    return `${this.base}reply:${assertRequestId(requestId)}`;
+  }
 }
 
 export function assertJobId(id: unknown): JobId {
   if (!isJobId(id)) throw new InvalidJobIdError(id);
+  return id;
+}
+
+/** Request ids (and claimant prefixes, which are request ids) go into keys: a fixed alphabet. */
+export function assertRequestId(id: unknown): string {
+  if (typeof id !== 'string' || !REQUEST_ID_PATTERN.test(id)) {
+    throw new InvalidArgumentError('A request id is 1 to 64 characters from A-Z a-z 0-9 _ . : -');
+  }
   return id;
 }
 

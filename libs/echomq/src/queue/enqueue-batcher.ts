@@ -1,29 +1,49 @@
 import { Coalescer } from '../batching/coalescer';
-import { enqueueJobs, type EnqueueOutcome, type NewJobRecord, type ScriptContext } from '../scripts';
+import { enqueueGroups, type EnqueueOutcome, type NewJobRecord, type ScriptContext } from '../scripts';
+import { ENQUEUE_CALL_MAX_BYTES } from '../scripts/limits';
+import { repeatUntilKnown } from '../scripts/repeat';
+import { newRequestId } from '../scripts/request-id';
+
+/** Payload bytes of one caller's jobs (what bounds a merged call's size on the wire). */
+export function payloadBytes(records: readonly NewJobRecord[]): number {
+  let bytes = 0;
+  for (const record of records) bytes += Buffer.byteLength(record.data);
+  return bytes;
+}
 
 /**
  * Merges the enqueue calls one queue receives while earlier ones are on the wire into
  * one enqueue script call (see Coalescer). A busy producer then pays one round trip
  * and one script run per batch instead of per job; an idle one sends at once.
  *
- * Each caller keeps its own outcome: ids are minted before the call, a call's jobs are
- * never split across script calls (so enqueueMany stays all or nothing), and an
+ * Each caller keeps its own outcome: ids are minted before the call, a caller's jobs are
+ * one group of the script call (all or nothing, refused alone on a clash), and an
  * idempotency key repeated across merged calls resolves to the first job, as it would
- * one call after the other. A Redis error fails every call merged into its script call.
+ * one call after the other. A call whose reply is lost is repeated under the same request
+ * id for up to `repeatForMs`, which returns the first outcome instead of enqueueing twice.
  */
 export class EnqueueBatcher {
   private readonly coalescer: Coalescer<readonly NewJobRecord[], EnqueueOutcome>;
 
-  constructor(ctx: ScriptContext, idempotencyTtlMs: number) {
+  constructor(ctx: ScriptContext, idempotencyTtlMs: number, repeatForMs: number) {
     this.coalescer = new Coalescer(
-      async (calls) => {
-        const outcomes = await enqueueJobs(ctx, calls.flat(), idempotencyTtlMs);
-        let from = 0;
-        return calls.map((records) => outcomes.slice(from, (from += records.length)));
+      (calls) => {
+        const requestId = newRequestId();
+        return repeatUntilKnown(() => enqueueGroups(ctx, calls, idempotencyTtlMs, requestId), {
+          untilMs: Date.now() + repeatForMs,
+          // Unreachable Redis: the call was never sent and already waited its deadline.
+          retryUnavailable: false,
+        });
       },
       // 64 jobs per call and 4 calls in flight: a burst becomes several script calls,
       // so Redis runs one while this process prepares the next (64 beat 16 and 1,000).
-      { maxBatch: 64, maxInFlight: 4, size: (records) => records.length },
+      {
+        maxBatch: 64,
+        maxInFlight: 4,
+        size: (records) => records.length,
+        maxWeight: ENQUEUE_CALL_MAX_BYTES,
+        weight: payloadBytes,
+      },
     );
   }
 

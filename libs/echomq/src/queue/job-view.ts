@@ -36,7 +36,8 @@ function parseJson(text: string | undefined): unknown {
 }
 
 export function toJobView<T>(queue: string, id: JobId, raw: RawJobView): JobView<T> | undefined {
-  if (raw.state === 'unknown') return undefined;
+  // An orphan row (in no set, never finished) is not a job anyone can act on: unknown.
+  if (raw.state === 'unknown' || raw.state === 'orphan') return undefined;
   const f = raw.fields;
   const attempts = Number(f.a ?? 0);
   const maxAttempts = Number(f.m ?? 1);

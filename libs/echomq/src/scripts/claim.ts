@@ -1,4 +1,7 @@
-import type { ScriptContext } from './context';
+import { InvalidArgumentError } from '../errors';
+import { replayWindow, type ScriptContext } from './context';
+import { SCRIPT_BATCH_MAX } from './limits';
+import { runScript } from './run-script';
 
 export interface ClaimedJobRecord {
   readonly id: string;
@@ -22,7 +25,11 @@ export interface ClaimBatch {
 export interface ClaimRequest {
   readonly count: number;
   readonly leaseMs: number;
-  /** Unique per call; each job's claimant is this plus its index in the batch. */
+  /**
+   * Unique per call, and the call's request id: each job's claimant is this plus its index
+   * in the batch, and a claim repeated with the same prefix (its reply was lost) returns the
+   * jobs the first call claimed instead of claiming more.
+   */
   readonly claimantPrefix: string;
   readonly promoteLimit?: number;
 }
@@ -31,20 +38,34 @@ const FIELDS_PER_JOB = 7;
 
 export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Promise<ClaimBatch> {
   const { keys } = ctx;
-  const reply = (await ctx.redis.emqClaim(
-    keys.pending,
-    keys.active,
-    keys.schedule,
-    keys.metrics,
-    keys.events,
-    keys.wake,
-    keys.paused,
-    keys.jobPrefix,
-    request.count,
-    request.leaseMs,
-    request.claimantPrefix,
-    ctx.eventsMaxLen,
-    request.promoteLimit ?? 1000,
+  if (!Number.isSafeInteger(request.count) || request.count < 1 || request.count > SCRIPT_BATCH_MAX) {
+    throw new InvalidArgumentError(
+      `A claim takes 1 to ${SCRIPT_BATCH_MAX} jobs per call, got ${request.count}`,
+    );
+  }
+  const reply = (await runScript(
+    ctx,
+    'emqClaim',
+    [
+      keys.fence,
+      keys.reply(request.claimantPrefix),
+      keys.pending,
+      keys.active,
+      keys.schedule,
+      keys.metrics,
+      keys.events,
+      keys.wake,
+      keys.paused,
+    ],
+    [
+      keys.jobPrefix,
+      request.count,
+      request.leaseMs,
+      request.claimantPrefix,
+      ctx.eventsMaxLen,
+      request.promoteLimit ?? 1000,
+      replayWindow(ctx),
+    ],
   )) as (string | number | null)[];
   return parseClaimReply(reply);
 }

@@ -1,5 +1,7 @@
 import { StaleJobError } from '../errors';
-import { claimArgs, type ClaimRef, type ScriptContext } from './context';
+import { claimArgs, replayWindow, type ClaimRef, type ScriptContext } from './context';
+import { newRequestId } from './request-id';
+import { runScript } from './run-script';
 
 export interface Completion {
   readonly claim: ClaimRef;
@@ -10,22 +12,29 @@ export interface Completion {
 /**
  * Completes many claimed jobs of one queue in one script call. Per completion, in
  * order: true when completed, false when its claim was stale (nothing changed for it).
+ * Repeating the call with the same request id returns the first call's answer.
  */
 export async function completeJobs(
   ctx: ScriptContext,
   completions: readonly Completion[],
   keepMs: number,
+  requestId: string = newRequestId(),
 ): Promise<boolean[]> {
   if (completions.length === 0) return [];
   const { keys } = ctx;
-  const args: (string | number)[] = [keepMs, ctx.eventsMaxLen, completions.length];
-  for (const { claim, result } of completions) args.push(...claimArgs([claim]), result);
-  const reply = (await ctx.redis.emqComplete(
-    keys.active,
-    keys.metrics,
-    keys.events,
+  const args: (string | number)[] = [
     keys.jobPrefix,
-    ...args,
+    keepMs,
+    ctx.eventsMaxLen,
+    replayWindow(ctx),
+    completions.length,
+  ];
+  for (const { claim, result } of completions) args.push(...claimArgs([claim]), result);
+  const reply = (await runScript(
+    ctx,
+    'emqComplete',
+    [keys.fence, keys.reply(requestId), keys.active, keys.metrics, keys.events],
+    args,
   )) as number[];
   return reply.map((flag) => Number(flag) === 1);
 }
@@ -36,7 +45,8 @@ export async function completeJob(
   claim: ClaimRef,
   result: string,
   keepMs: number,
+  requestId?: string,
 ): Promise<void> {
-  const [completed] = await completeJobs(ctx, [{ claim, result }], keepMs);
+  const [completed] = await completeJobs(ctx, [{ claim, result }], keepMs, requestId);
   if (!completed) throw new StaleJobError(claim.id, claim.attempt);
 }

@@ -7,6 +7,15 @@ export interface ScriptContext {
   readonly keys: QueueKeys;
   /** Approximate cap on the queue's event stream (XADD MAXLEN ~). */
   readonly eventsMaxLen: number;
+  /** How long a write call's reply is kept for a repeat of it; DEFAULT_REPLAY_WINDOW_MS when absent. */
+  readonly replayWindowMs?: number;
+}
+
+/** How long scripts remember a call's reply by default (module option replayWindowMs). */
+export const DEFAULT_REPLAY_WINDOW_MS = 60_000;
+
+export function replayWindow(ctx: ScriptContext): number {
+  return ctx.replayWindowMs ?? DEFAULT_REPLAY_WINDOW_MS;
 }
 
 /** A claim as the worker holds it: the fencing token and the claimant presented on every call. */

@@ -1,6 +1,10 @@
+import { InvalidArgumentError, JobExistsError, type EchoMqError } from '../errors';
 import { assertIdempotencyKey, assertJobId } from '../keyspace';
-import type { ScriptContext } from './context';
+import { replayWindow, type ScriptContext } from './context';
+import { ENQUEUE_MANY_MAX } from './limits';
+import { newRequestId } from './request-id';
 import { translateReplyError } from './reply-errors';
+import { runScript } from './run-script';
 
 /** A job ready for the enqueue script: validated, payload already serialised. */
 export interface NewJobRecord {
@@ -21,38 +25,75 @@ export interface EnqueueOutcome {
   readonly created: boolean;
 }
 
+type GroupReply = ['OK', ...(string | number)[]] | ['EMQ_EXISTS', string];
+
+/**
+ * Enqueues groups of jobs in one script call, one group per caller: each group is all or
+ * nothing and gets its own outcome (its jobs' outcomes, or the error that refused it alone),
+ * so one caller's clash never fails the others. Repeating a call with the same request id
+ * returns the first call's outcomes and writes nothing more.
+ */
+export async function enqueueGroups(
+  ctx: ScriptContext,
+  groups: readonly (readonly NewJobRecord[])[],
+  idempotencyTtlMs: number,
+  requestId: string = newRequestId(),
+): Promise<(EnqueueOutcome[] | EchoMqError)[]> {
+  if (groups.length === 0) return [];
+  const { keys } = ctx;
+  const sizes: number[] = [];
+  const jobArgs: (string | number)[] = [];
+  for (const group of groups) {
+    if (group.length === 0) throw new InvalidArgumentError('An enqueue group holds at least one job');
+    sizes.push(group.length);
+    for (const job of group) {
+      assertJobId(job.id);
+      if (job.idempotencyKey !== '') assertIdempotencyKey(job.idempotencyKey);
+      jobArgs.push(job.id, job.data, job.name, job.maxAttempts, job.delayMs, job.runAtMs, job.idempotencyKey);
+    }
+  }
+  if (jobArgs.length / 7 > ENQUEUE_MANY_MAX) {
+    throw new InvalidArgumentError(`One enqueue call carries at most ${ENQUEUE_MANY_MAX} jobs`);
+  }
+  let reply: GroupReply[];
+  try {
+    reply = (await runScript(
+      ctx,
+      'emqEnqueue',
+      [keys.fence, keys.reply(requestId), keys.pending, keys.schedule, keys.metrics, keys.events, keys.wake],
+      [
+        keys.jobPrefix,
+        keys.idempotencyPrefix,
+        ctx.eventsMaxLen,
+        idempotencyTtlMs,
+        replayWindow(ctx),
+        groups.length,
+        ...sizes,
+        ...jobArgs,
+      ],
+    )) as GroupReply[];
+  } catch (error) {
+    translateReplyError(error, groups[0][0].id);
+  }
+  return reply.map((group) => {
+    if (group[0] !== 'OK') return new JobExistsError(String(group[1]));
+    const outcomes: EnqueueOutcome[] = [];
+    for (let i = 1; i < group.length; i += 2) {
+      outcomes.push({ id: String(group[i]), created: Number(group[i + 1]) === 1 });
+    }
+    return outcomes;
+  });
+}
+
+/** Enqueues one caller's jobs, all or nothing. Throws JobExistsError when an id exists. */
 export async function enqueueJobs(
   ctx: ScriptContext,
   jobs: readonly NewJobRecord[],
   idempotencyTtlMs: number,
+  requestId?: string,
 ): Promise<EnqueueOutcome[]> {
   if (jobs.length === 0) return [];
-  const { keys } = ctx;
-  const args: (string | number)[] = [ctx.eventsMaxLen, idempotencyTtlMs, jobs.length];
-  for (const job of jobs) {
-    assertJobId(job.id);
-    if (job.idempotencyKey !== '') assertIdempotencyKey(job.idempotencyKey);
-    args.push(job.id, job.data, job.name, job.maxAttempts, job.delayMs, job.runAtMs, job.idempotencyKey);
-  }
-  let reply: unknown;
-  try {
-    reply = await ctx.redis.emqEnqueue(
-      keys.pending,
-      keys.schedule,
-      keys.metrics,
-      keys.events,
-      keys.wake,
-      keys.jobPrefix,
-      keys.idempotencyPrefix,
-      ...args,
-    );
-  } catch (error) {
-    translateReplyError(error, jobs[0].id);
-  }
-  const flat = reply as (string | number)[];
-  const outcomes: EnqueueOutcome[] = [];
-  for (let i = 0; i < flat.length; i += 2) {
-    outcomes.push({ id: String(flat[i]), created: Number(flat[i + 1]) === 1 });
-  }
-  return outcomes;
+  const [outcome] = await enqueueGroups(ctx, [jobs], idempotencyTtlMs, requestId);
+  if (outcome instanceof Error) throw outcome;
+  return outcome;
 }

@@ -1,4 +1,6 @@
-import type { ClaimRef, ScriptContext } from './context';
+import { replayWindow, type ClaimRef, type ScriptContext } from './context';
+import { newRequestId } from './request-id';
+import { runScript } from './run-script';
 import { translateReplyError } from './reply-errors';
 
 export type FailOutcome =
@@ -14,31 +16,44 @@ export interface FailRequest {
   readonly unrecoverable: boolean;
 }
 
-/** Fails a claimed job. Throws StaleJobError (and changes nothing) when the claim is no longer current. */
+/**
+ * Fails a claimed job. Throws StaleJobError (and changes nothing) when the claim is no longer
+ * current. Repeating the call with the same request id returns the first call's answer.
+ */
 export async function failJob(
   ctx: ScriptContext,
   claim: ClaimRef,
   request: FailRequest,
+  requestId: string = newRequestId(),
 ): Promise<FailOutcome> {
   const { keys } = ctx;
   let reply: [string, number];
   try {
-    reply = (await ctx.redis.emqFail(
-      keys.active,
-      keys.pending,
-      keys.schedule,
-      keys.dead,
-      keys.metrics,
-      keys.events,
-      keys.wake,
-      keys.job(claim.id),
-      claim.id,
-      claim.attempt,
-      claim.claimant,
-      request.error,
-      Math.max(0, Math.round(request.backoffMs)),
-      request.unrecoverable ? 1 : 0,
-      ctx.eventsMaxLen,
+    reply = (await runScript(
+      ctx,
+      'emqFail',
+      [
+        keys.fence,
+        keys.reply(requestId),
+        keys.active,
+        keys.pending,
+        keys.schedule,
+        keys.dead,
+        keys.metrics,
+        keys.events,
+        keys.wake,
+        keys.job(claim.id),
+      ],
+      [
+        claim.id,
+        claim.attempt,
+        claim.claimant,
+        request.error,
+        Math.max(0, Math.round(request.backoffMs)),
+        request.unrecoverable ? 1 : 0,
+        ctx.eventsMaxLen,
+        replayWindow(ctx),
+      ],
     )) as [string, number];
   } catch (error) {
     translateReplyError(error, claim.id, claim.attempt);

@@ -26,6 +26,9 @@ export const LUA_UNPACK_SLICE = 4_000;
 /** A job's result larger than this is left out of its 'completed' event (the row keeps it briefly). */
 export const EVENT_RESULT_MAX_BYTES = 1_024;
 
+/** All results one 'completed' event carries, together; later ones are left out like large ones. */
+export const EVENT_RESULTS_TOTAL_MAX_BYTES = 16 * 1_024;
+
 /** An error text longer than this is cut in events (the row keeps up to ERROR_TEXT_MAX). */
 export const EVENT_ERROR_MAX_BYTES = 1_024;
 

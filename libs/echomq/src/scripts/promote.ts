@@ -1,4 +1,5 @@
 import type { ScriptContext } from './context';
+import { runScript } from './run-script';
 
 export interface PromoteOutcome {
   readonly promoted: number;
@@ -7,14 +8,11 @@ export interface PromoteOutcome {
 
 export async function promoteDue(ctx: ScriptContext, limit: number): Promise<PromoteOutcome> {
   const { keys } = ctx;
-  const [promoted, more] = (await ctx.redis.emqPromote(
-    keys.schedule,
-    keys.pending,
-    keys.metrics,
-    keys.events,
-    keys.wake,
-    limit,
-    ctx.eventsMaxLen,
+  const [promoted, more] = (await runScript(
+    ctx,
+    'emqPromote',
+    [keys.fence, keys.schedule, keys.pending, keys.metrics, keys.events, keys.wake],
+    [limit, ctx.eventsMaxLen],
   )) as [number, number];
   return { promoted: Number(promoted), more: Number(more) === 1 };
 }

@@ -20,17 +20,17 @@ import { RETRY_LUA } from './lua/retry.lua';
  */
 export const SCRIPTS = {
   emqEnqueue: { lua: ENQUEUE_LUA, keys: 7 },
-  emqClaim: { lua: CLAIM_LUA, keys: 8 },
-  emqExtend: { lua: EXTEND_LUA, keys: 4 },
-  emqComplete: { lua: COMPLETE_LUA, keys: 4 },
-  emqFail: { lua: FAIL_LUA, keys: 8 },
-  emqRelease: { lua: RELEASE_LUA, keys: 6 },
+  emqClaim: { lua: CLAIM_LUA, keys: 9 },
+  emqExtend: { lua: EXTEND_LUA, keys: 5 },
+  emqComplete: { lua: COMPLETE_LUA, keys: 5 },
+  emqFail: { lua: FAIL_LUA, keys: 10 },
+  emqRelease: { lua: RELEASE_LUA, keys: 7 },
   emqReap: { lua: REAP_LUA, keys: 7 },
-  emqPromote: { lua: PROMOTE_LUA, keys: 5 },
-  emqRetry: { lua: RETRY_LUA, keys: 6 },
-  emqRemove: { lua: REMOVE_LUA, keys: 8 },
+  emqPromote: { lua: PROMOTE_LUA, keys: 6 },
+  emqRetry: { lua: RETRY_LUA, keys: 8 },
+  emqRemove: { lua: REMOVE_LUA, keys: 9 },
   emqProgress: { lua: PROGRESS_LUA, keys: 3 },
-  emqJobView: { lua: JOB_VIEW_LUA, keys: 5 },
+  emqJobView: { lua: JOB_VIEW_LUA, keys: 6 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

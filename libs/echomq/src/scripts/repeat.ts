@@ -1,4 +1,4 @@
-import { isTransientRedisError } from '../errors';
+import { isTransientRedisError, RedisUnavailableError } from '../errors';
 
 export interface RepeatOptions {
   /** Local clock (ms) after which the last transient error is thrown instead of repeating. */
@@ -7,6 +7,11 @@ export interface RepeatOptions {
   readonly onRepeat?: (error: Error, attempt: number) => void;
   /** Set when the caller is shutting down: stop repeating at once. */
   readonly stopped?: () => boolean;
+  /**
+   * Whether RedisUnavailableError (never sent) is repeated too; default true. A caller that
+   * already waited a full deadline for the connection may prefer to report it at once.
+   */
+  readonly retryUnavailable?: boolean;
 }
 
 const FIRST_DELAY_MS = 50;
@@ -23,7 +28,10 @@ export async function repeatUntilKnown<T>(call: () => Promise<T>, options: Repea
     try {
       return await call();
     } catch (error) {
-      if (!isTransientRedisError(error) || Date.now() >= options.untilMs || options.stopped?.()) {
+      const repeatable =
+        isTransientRedisError(error) &&
+        (options.retryUnavailable !== false || !(error instanceof RedisUnavailableError));
+      if (!repeatable || Date.now() >= options.untilMs || options.stopped?.()) {
         throw error;
       }
       options.onRepeat?.(error, attempt);

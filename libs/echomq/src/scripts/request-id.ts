@@ -13,6 +13,3 @@ export function newRequestId(): string {
   counter = (counter + 1) % Number.MAX_SAFE_INTEGER;
   return `${BASE}${counter.toString(36)}`;
 }
-
-/** Request ids are also claimant prefixes; both go into keys, so their alphabet is fixed. */
-export const REQUEST_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;

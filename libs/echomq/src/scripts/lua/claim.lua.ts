@@ -4,62 +4,88 @@ export const CLAIM_LUA = luaScript(
   `
 -- claim: pending -> active, up to N jobs, after promoting due scheduled jobs.
 -- Each claimed job's attempts (the fencing token) goes up by one, and the claim
--- records a claimant unique to it (the caller's per-call id + the job's index).
--- KEYS[1] pending   KEYS[2] active   KEYS[3] schedule   KEYS[4] metrics   KEYS[5] events
--- KEYS[6] wake      KEYS[7] paused   KEYS[8] row prefix emq:{q}:job:
--- ARGV[1] N   ARGV[2] lease ms   ARGV[3] claimant prefix (unique per call)
--- ARGV[4] events max length   ARGV[5] most scheduled jobs to promote in this call
+-- records a claimant unique to it (the caller's per-call prefix + the job's index).
+-- The prefix is the request id: a claim repeated with the same prefix (its reply was lost)
+-- returns the jobs the first call claimed, still held by it, and claims nothing more.
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] pending   KEYS[4] active
+-- KEYS[5] schedule   KEYS[6] metrics   KEYS[7] events   KEYS[8] wake   KEYS[9] paused
+-- ARGV[1] row prefix emq:{q}:job:   ARGV[2] N   ARGV[3] lease ms   ARGV[4] claimant prefix
+-- ARGV[5] events max length   ARGV[6] most scheduled jobs to promote in this call
+-- ARGV[7] replay window ms
 -- Returns: { next run-at in schedule (ms, -1 when none), lease deadline (ms),
 --            then per claimed job: id, attempts, claimant, data, name, max attempts, budget base }
+-- Record:  the lease deadline; every job of one claim has it as its score in active.
 `,
   `
+local prefix, claimant_prefix = ARGV[1], ARGV[4]
+local n = int_arg(2, 1, BATCH_MAX)
+local lease = int_arg(3, 1, 1000000000)
+local maxlen = int_arg(5, 1, 1000000000)
+local promote_limit = int_arg(6, 0, BATCH_MAX)
+local replay_ttl = int_arg(7, 1, 1000000000000)
 local now = now_ms()
-local deadline = now + tonumber(ARGV[2])
 
-local due = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, tonumber(ARGV[5]))
-if #due > 0 then
-  local members = {}
-  for _, id in ipairs(due) do
-    members[#members + 1] = 0
-    members[#members + 1] = id
-  end
-  redis.call('ZADD', KEYS[1], unpack(members))
-  redis.call('ZREM', KEYS[3], unpack(due))
-  redis.call('HINCRBY', KEYS[4], 'promoted', #due)
-  emit(KEYS[5], ARGV[4], 'type', 'promoted', 'ids', table.concat(due, ','))
+local function next_run_at()
+  local next_run = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  return next_run[2] and tonumber(next_run[2]) or -1
 end
 
-local out = { -1, deadline }
-local next_run = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if next_run[2] then out[1] = tonumber(next_run[2]) end
+-- One claimed job's part of the reply, read from its row.
+local function describe(out, id, row, f, attempts, claimant)
+  out[#out + 1] = id
+  out[#out + 1] = attempts
+  out[#out + 1] = claimant
+  out[#out + 1] = get_data(row, f)
+  out[#out + 1] = f[6]
+  out[#out + 1] = f[7]
+  out[#out + 1] = f[8]
+end
 
-if redis.call('EXISTS', KEYS[7]) == 1 then
+local prior = replayed(KEYS[2])
+if prior then
+  local deadline = tonumber(prior)
+  local out = { next_run_at(), deadline }
+  local mine = claimant_prefix .. '.'
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], deadline, deadline)) do
+    local row = prefix .. id
+    local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'c')
+    if f[10] and string.sub(f[10], 1, #mine) == mine then
+      describe(out, id, row, f, tonumber(f[9]), f[10])
+    end
+  end
   return out
 end
 
-local popped = redis.call('ZPOPMIN', KEYS[1], tonumber(ARGV[1]))
-local ids, leases = {}, {}
+local deadline = now + lease
+local due = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, promote_limit)
+if #due > 0 then
+  zadd_all(KEYS[3], 0, due)
+  zrem_all(KEYS[5], due)
+  redis.call('HINCRBY', KEYS[6], 'promoted', #due)
+  emit(KEYS[7], maxlen, 'type', 'promoted', 'ids', table.concat(due, ','))
+end
+
+local out = { next_run_at(), deadline }
+record(KEYS[2], deadline, replay_ttl)
+if redis.call('EXISTS', KEYS[9]) == 1 then
+  return out
+end
+
+local popped = redis.call('ZPOPMIN', KEYS[3], n)
+local ids = {}
 local orphans = 0
 for i = 1, #popped, 2 do
   local id = popped[i]
-  local row = KEYS[8] .. id
+  local row = prefix .. id
   -- the payload's fields (see get_data), then n m b a
   local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a')
   if f[1] then
-    local claimant = ARGV[3] .. '.' .. #ids
-    out[#out + 1] = id
+    local claimant = claimant_prefix .. '.' .. #ids
     -- attempts + 1 and the claimant in one HSET (the script is atomic, so read-then-write is safe)
     local attempts = (tonumber(f[9]) or 0) + 1
-    out[#out + 1] = attempts
-    out[#out + 1] = claimant
-    out[#out + 1] = get_data(row, f)
-    out[#out + 1] = f[6]
-    out[#out + 1] = f[7]
-    out[#out + 1] = f[8]
+    describe(out, id, row, f, attempts, claimant)
     redis.call('HSET', row, 'a', attempts, 'c', claimant)
     ids[#ids + 1] = id
-    leases[#leases + 1] = deadline
-    leases[#leases + 1] = id
   else
     -- A member without a row breaks invariant 2; drop it rather than hand out an empty job.
     orphans = orphans + 1
@@ -67,14 +93,14 @@ for i = 1, #popped, 2 do
 end
 
 if #ids > 0 then
-  redis.call('ZADD', KEYS[2], unpack(leases))
-  redis.call('HINCRBY', KEYS[4], 'claimed', #ids)
-  emit(KEYS[5], ARGV[4], 'type', 'claimed', 'ids', table.concat(ids, ','))
+  zadd_all(KEYS[4], deadline, ids)
+  redis.call('HINCRBY', KEYS[6], 'claimed', #ids)
+  emit(KEYS[7], maxlen, 'type', 'claimed', 'ids', table.concat(ids, ','))
 end
-bump(KEYS[4], 'orphans', orphans)
+bump(KEYS[6], 'orphans', orphans)
 -- Work is left: pass the wake token on to the next idle worker.
-if #popped > 0 and redis.call('ZCARD', KEYS[1]) > 0 then
-  wake(KEYS[6])
+if #popped > 0 and redis.call('ZCARD', KEYS[3]) > 0 then
+  wake(KEYS[8])
 end
 return out
 `,

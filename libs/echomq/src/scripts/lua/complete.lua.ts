@@ -1,37 +1,65 @@
+import { EVENT_RESULT_MAX_BYTES, EVENT_RESULTS_TOTAL_MAX_BYTES, LEFT_OUT_RESULT_KEEP_MS } from '../limits';
 import { luaScript } from './prelude';
 
 export const COMPLETE_LUA = luaScript(
   `
 -- complete: active -> completed, for one or many claims at once. Each row is deleted, or
--- kept for ARGV[1] ms with its result, in no set (its state then reads 'completed').
+-- kept for the keep time with its result and finished-at, in no set (it then reads 'completed').
 -- Only claims that still hold their job (in active, same token and claimant) complete.
--- KEYS[1] active   KEYS[2] metrics   KEYS[3] events   KEYS[4] row prefix emq:{q}:job:
--- ARGV[1] keep ms (0 deletes the rows)   ARGV[2] events max length   ARGV[3] claim count N
--- ARGV[4..] N groups of 4: id, token (attempts), claimant, result (JSON, '' for none)
--- Returns: per claim 1 (completed) or 0 (stale: nothing changed for it)
--- Event:   one 'completed' entry for the call: ids (comma-separated) and results, a JSON
---          array of the results in the same order (null for none).
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] metrics
+-- KEYS[5] events
+-- ARGV[1] row prefix emq:{q}:job:   ARGV[2] keep ms (0 deletes the rows)
+-- ARGV[3] events max length   ARGV[4] replay window ms   ARGV[5] claim count N
+-- ARGV[6..] N groups of 4: id, token (attempts), claimant, result (JSON, '' for none)
+-- Returns: per claim 1 (completed) or 0 (stale: nothing changed for it); a repeated request
+--          returns its first reply.
+-- Event:   one 'completed' entry for the call: ids (comma-separated), results (a JSON array
+--          aligned with ids, null for none) and, when some results are too large to carry
+--          (over ${EVENT_RESULT_MAX_BYTES} bytes, or past ${EVENT_RESULTS_TOTAL_MAX_BYTES} bytes for the entry), omitted: their ids; their entry in results is
+--          null and their row is kept at least ${LEFT_OUT_RESULT_KEEP_MS} ms so waitFor can read it.
 `,
   `
-local keep = tonumber(ARGV[1])
+local prefix = ARGV[1]
+local keep = int_arg(2, 0, 1000000000000)
+local maxlen = int_arg(3, 1, 1000000000)
+local replay_ttl = int_arg(4, 1, 1000000000000)
+local n = batch_arg(5, 6, 4)
+
+local prior = replayed(KEYS[2])
+if prior then
+  local out = {}
+  for i = 1, #prior do out[i] = tonumber(string.sub(prior, i, i)) end
+  return out
+end
+
+local RESULT_MAX, LEFT_OUT_KEEP = ${EVENT_RESULT_MAX_BYTES}, ${LEFT_OUT_RESULT_KEEP_MS}
+local budget = ${EVENT_RESULTS_TOTAL_MAX_BYTES}
 local now = now_ms()
-local out, ids, rows, results, done = {}, {}, {}, {}, {}
+local out, ids, deleted, results, omitted, done = {}, {}, {}, {}, {}, {}
 local stale = 0
-for i = 0, tonumber(ARGV[3]) - 1 do
-  local base = 4 + i * 4
+for i = 0, n - 1 do
+  local base = 6 + i * 4
   local id, result = ARGV[base], ARGV[base + 3]
-  local row = KEYS[4] .. id
+  local row = prefix .. id
   -- done[id]: a claim presented twice in one call completes once (the id leaves active
   -- only at the end of the loop, so holds() alone would accept it again).
   if not done[id] and holds(row, ARGV[base + 1], ARGV[base + 2]) then
     done[id] = true
     ids[#ids + 1] = id
-    rows[#rows + 1] = row
-    results[#results + 1] = result == '' and 'null' or result
-    if keep > 0 then
+    local left_out = #result > RESULT_MAX or #result > budget
+    if not left_out then budget = budget - #result end
+    results[#results + 1] = (result == '' or left_out) and 'null' or result
+    local row_keep = keep
+    if left_out then
+      omitted[#omitted + 1] = id
+      row_keep = math.max(keep, LEFT_OUT_KEEP)
+    end
+    if row_keep > 0 then
       redis.call('HSET', row, 'r', result, 'f', now)
       redis.call('HDEL', row, 'c')
-      redis.call('PEXPIRE', row, keep)
+      redis.call('PEXPIRE', row, row_keep)
+    else
+      deleted[#deleted + 1] = row
     end
     out[#out + 1] = 1
   else
@@ -40,15 +68,19 @@ for i = 0, tonumber(ARGV[3]) - 1 do
   end
 end
 if #ids > 0 then
-  redis.call('ZREM', KEYS[1], unpack(ids))
-  if keep <= 0 then
-    redis.call('DEL', unpack(rows))
+  zrem_all(KEYS[3], ids)
+  del_all(deleted)
+  redis.call('HINCRBY', KEYS[4], 'completed', #ids)
+  local results_json = '[' .. table.concat(results, ',') .. ']'
+  if #omitted > 0 then
+    emit(KEYS[5], maxlen, 'type', 'completed', 'ids', table.concat(ids, ','),
+      'results', results_json, 'omitted', table.concat(omitted, ','))
+  else
+    emit(KEYS[5], maxlen, 'type', 'completed', 'ids', table.concat(ids, ','), 'results', results_json)
   end
-  redis.call('HINCRBY', KEYS[2], 'completed', #ids)
-  emit(KEYS[3], ARGV[2], 'type', 'completed', 'ids', table.concat(ids, ','),
-    'results', '[' .. table.concat(results, ',') .. ']')
 end
-bump(KEYS[2], 'stale', stale)
+bump(KEYS[4], 'stale', stale)
+record(KEYS[2], table.concat(out), replay_ttl)
 return out
 `,
 );

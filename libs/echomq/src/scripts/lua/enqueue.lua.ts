@@ -3,53 +3,117 @@ import { luaScript } from './prelude';
 export const ENQUEUE_LUA = luaScript(
   `
 -- enqueue: (new) -> pending, or -> schedule when the job runs later.
--- Validates the whole batch before writing anything, so a batch is all or nothing.
--- KEYS[1] pending   KEYS[2] schedule   KEYS[3] metrics   KEYS[4] events   KEYS[5] wake
--- KEYS[6] row prefix emq:{q}:job:     KEYS[7] idempotency prefix emq:{q}:idem:
--- ARGV[1] events max length   ARGV[2] idempotency TTL ms   ARGV[3] job count N
--- ARGV[4..] N groups of 7: id, data, name ('' none), max attempts, delay ms (0 none),
+-- The jobs come in groups, one per caller merged into this call. A group is all or nothing
+-- and has its own outcome: a group whose id exists is refused alone, the others go in.
+-- Every group is planned (reads only) before the first write.
+-- KEYS[1] fence (never exists; see keyspace)   KEYS[2] reply key of this request
+-- KEYS[3] pending   KEYS[4] schedule   KEYS[5] metrics   KEYS[6] events   KEYS[7] wake
+-- ARGV[1] row prefix emq:{q}:job:   ARGV[2] idempotency prefix emq:{q}:idem:
+-- ARGV[3] events max length   ARGV[4] idempotency TTL ms   ARGV[5] replay window ms
+-- ARGV[6] group count G   ARGV[7 .. 6+G] jobs in each group
+-- then per job 7 values: id, data, name ('' none), max attempts, delay ms (0 none),
 --           run-at ms since epoch (0 none), idempotency key ('' none)
--- Returns: flat array, per job: id, 1 when created or 0 when an idempotency key matched
---          (the id is then the existing job's id).
--- Errors:  EMQ_EXISTS <id> when a row with that id exists (nothing is written).
+-- Returns: per group { 'OK', then per job: id, 1 created | 0 an idempotency key matched
+--          (the id is then the existing job's) } or { 'EMQ_EXISTS', id } (nothing written for it).
+--          A repeated request returns its first reply.
+-- Event:   'enqueued' with the ids created.
 `,
   `
-local now = now_ms()
-local count = tonumber(ARGV[3])
-local out, fresh, rows, seen_ids, seen_keys = {}, {}, {}, {}, {}
+local prefix, idem_prefix = ARGV[1], ARGV[2]
+local maxlen = int_arg(3, 1, 1000000000)
+local idem_ttl = int_arg(4, 1, 1000000000000)
+local replay_ttl = int_arg(5, 1, 1000000000000)
+local groups = int_arg(6, 1, BATCH_MAX)
+local sizes, total = {}, 0
+for g = 1, groups do
+  sizes[g] = int_arg(6 + g, 1, BATCH_MAX)
+  total = total + sizes[g]
+end
+local first = 7 + groups
+if total > BATCH_MAX or #ARGV ~= first - 1 + total * 7 then
+  refuse('expected ' .. total .. ' jobs of 7 arguments (at most ' .. BATCH_MAX .. ')')
+end
+for i = 0, total - 1 do
+  local base = first + i * 7
+  int_arg(base + 3, 1, 1000000)
+  int_arg(base + 4, 0, 1000000000000000)
+  int_arg(base + 5, 0, 1000000000000000)
+end
 
-for i = 0, count - 1 do
-  local base = 4 + i * 7
-  local id, idem = ARGV[base], ARGV[base + 6]
-  local existing = false
-  if idem ~= '' then
-    existing = seen_keys[idem] or redis.call('GET', KEYS[7] .. idem)
+-- The reply of a repeated request, rebuilt from its record: created jobs carry their own
+-- id (in ARGV), matched ones the id recorded for them.
+local prior = replayed(KEYS[2])
+if prior then
+  local rec = cjson.decode(prior)
+  local out, job = {}, 0
+  for g = 1, groups do
+    local refused = rec.e[tostring(g)]
+    if refused then
+      out[g] = { 'EMQ_EXISTS', refused }
+      job = job + sizes[g]
+    else
+      local reply = { 'OK' }
+      for _ = 1, sizes[g] do
+        job = job + 1
+        local matched = rec.m[tostring(job)]
+        reply[#reply + 1] = matched or ARGV[first + (job - 1) * 7]
+        reply[#reply + 1] = matched and 0 or 1
+      end
+      out[g] = reply
+    end
   end
-  if existing then
-    out[#out + 1] = existing
-    out[#out + 1] = 0
+  return out
+end
+
+-- Plan (reads only). Idempotency keys bind in call order, as if the groups ran one by one;
+-- a refused group binds nothing.
+local rows = {}
+for i = 0, total - 1 do rows[#rows + 1] = prefix .. ARGV[first + i * 7] end
+local any_row = exists_any(rows) -- one check for the whole call; per row only on a clash
+local bound, taken = {}, {}
+local out, fresh = {}, {}
+local rec = { m = {}, e = {} }
+local start = 0
+for g = 1, groups do
+  local reply, group_fresh, group_bound, group_taken, group_matched = { 'OK' }, {}, {}, {}, {}
+  local clash = nil
+  for job = start + 1, start + sizes[g] do
+    local base = first + (job - 1) * 7
+    local id, idem = ARGV[base], ARGV[base + 6]
+    local existing = false
+    if idem ~= '' then
+      existing = group_bound[idem] or bound[idem] or redis.call('GET', idem_prefix .. idem)
+    end
+    if existing then
+      reply[#reply + 1] = existing
+      reply[#reply + 1] = 0
+      group_matched[tostring(job)] = existing
+    elseif taken[id] or group_taken[id] or (any_row and redis.call('EXISTS', prefix .. id) == 1) then
+      clash = id
+      break
+    else
+      group_taken[id] = true
+      if idem ~= '' then group_bound[idem] = id end
+      group_fresh[#group_fresh + 1] = base
+      reply[#reply + 1] = id
+      reply[#reply + 1] = 1
+    end
+  end
+  if clash then
+    out[g] = { 'EMQ_EXISTS', clash }
+    rec.e[tostring(g)] = clash
   else
-    if seen_ids[id] then
-      return redis.error_reply('EMQ_EXISTS ' .. id)
-    end
-    seen_ids[id] = true
-    if idem ~= '' then seen_keys[idem] = id end
-    fresh[#fresh + 1] = base
-    rows[#rows + 1] = KEYS[6] .. id
-    out[#out + 1] = id
-    out[#out + 1] = 1
+    for k, v in pairs(group_bound) do bound[k] = v end
+    for k in pairs(group_taken) do taken[k] = true end
+    for k, v in pairs(group_matched) do rec.m[k] = v end
+    for _, base in ipairs(group_fresh) do fresh[#fresh + 1] = base end
+    out[g] = reply
   end
+  start = start + sizes[g]
 end
 
--- One EXISTS for the whole batch; only on a clash find which id it was.
-if #rows > 0 and redis.call('EXISTS', unpack(rows)) > 0 then
-  for i, row in ipairs(rows) do
-    if redis.call('EXISTS', row) == 1 then
-      return redis.error_reply('EMQ_EXISTS ' .. ARGV[fresh[i]])
-    end
-  end
-end
-
+-- Write.
+local now = now_ms()
 local ids, pending = {}, {}
 for _, base in ipairs(fresh) do
   local id, name, idem = ARGV[base], ARGV[base + 2], ARGV[base + 6]
@@ -63,28 +127,26 @@ for _, base in ipairs(fresh) do
   if idem ~= '' then
     fields[#fields + 1] = 'k'
     fields[#fields + 1] = idem
-    redis.call('SET', KEYS[7] .. idem, id, 'PX', ARGV[2])
+    redis.call('SET', idem_prefix .. idem, id, 'PX', idem_ttl)
   end
-  redis.call('HSET', KEYS[6] .. id, unpack(fields))
+  redis.call('HSET', prefix .. id, unpack(fields))
   if run_at <= 0 and delay > 0 then run_at = now + delay end
   if run_at > now then
-    redis.call('ZADD', KEYS[2], run_at, id)
+    redis.call('ZADD', KEYS[4], run_at, id)
   else
-    pending[#pending + 1] = 0
     pending[#pending + 1] = id
   end
   ids[#ids + 1] = id
 end
-if #pending > 0 then
-  redis.call('ZADD', KEYS[1], unpack(pending))
-end
+zadd_all(KEYS[3], 0, pending)
 
 if #ids > 0 then
-  redis.call('HINCRBY', KEYS[3], 'enqueued', #ids)
-  emit(KEYS[4], ARGV[1], 'type', 'enqueued', 'ids', table.concat(ids, ','))
+  redis.call('HINCRBY', KEYS[5], 'enqueued', #ids)
+  emit(KEYS[6], maxlen, 'type', 'enqueued', 'ids', table.concat(ids, ','))
   -- Delayed jobs wake workers too, so a blocked worker shortens its wait to the new run-at.
-  wake(KEYS[5])
+  wake(KEYS[7])
 end
+record(KEYS[2], cjson.encode(rec), replay_ttl)
 return out
 `,
 );

@@ -2,35 +2,54 @@ import { luaScript } from './prelude';
 
 export const EXTEND_LUA = luaScript(
   `
--- extend: active -> active with a new lease deadline (the heartbeat), for many jobs at once.
--- Only claims that still hold their job (in active, same token and claimant) are extended.
--- KEYS[1] active   KEYS[2] metrics   KEYS[3] events   KEYS[4] row prefix emq:{q}:job:
--- ARGV[1] lease ms   ARGV[2] events max length   ARGV[3] claim count N
--- ARGV[4..] N groups of 3: id, token (attempts), claimant
--- Returns: { new deadline (ms), then per claim 1 (extended) or 0 (stale: the lease is lost) }
+-- extend: active -> active with a later lease deadline (the heartbeat), for many jobs at once.
+-- Only claims that still hold their job (in active, same token and claimant) are extended,
+-- and a deadline only ever moves later (ZADD GT): a heartbeat never undoes a longer lease
+-- that a handler asked for.
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] metrics
+-- KEYS[5] events
+-- ARGV[1] row prefix emq:{q}:job:   ARGV[2] lease ms   ARGV[3] events max length
+-- ARGV[4] replay window ms   ARGV[5] claim count N   ARGV[6..] N groups of 3: id, token, claimant
+-- Returns: { new deadline (ms), then per claim 1 (held; its deadline is at least the new one)
+--          or 0 (stale: the lease is lost) }; a repeated request returns its first reply.
 `,
   `
-local deadline = now_ms() + tonumber(ARGV[1])
-local out = { deadline }
-local ids = {}
+local prefix = ARGV[1]
+local lease = int_arg(2, 1, 1000000000)
+local maxlen = int_arg(3, 1, 1000000000)
+local replay_ttl = int_arg(4, 1, 1000000000000)
+local n = batch_arg(5, 6, 3)
+
+local prior = replayed(KEYS[2])
+if prior then
+  local deadline, flags = string.match(prior, '^(%d+):(%d*)$')
+  local out = { tonumber(deadline) }
+  for i = 1, #flags do out[#out + 1] = tonumber(string.sub(flags, i, i)) end
+  return out
+end
+
+local deadline = now_ms() + lease
+local out, flags, ids = { deadline }, {}, {}
 local stale = 0
-for i = 0, tonumber(ARGV[3]) - 1 do
-  local base = 4 + i * 3
+for i = 0, n - 1 do
+  local base = 6 + i * 3
   local id = ARGV[base]
-  if holds(KEYS[4] .. id, ARGV[base + 1], ARGV[base + 2]) then
-    redis.call('ZADD', KEYS[1], 'XX', deadline, id)
+  if holds(prefix .. id, ARGV[base + 1], ARGV[base + 2]) then
+    redis.call('ZADD', KEYS[3], 'XX', 'GT', deadline, id)
     ids[#ids + 1] = id
-    out[#out + 1] = 1
+    flags[#flags + 1] = 1
   else
     stale = stale + 1
-    out[#out + 1] = 0
+    flags[#flags + 1] = 0
   end
+  out[#out + 1] = flags[#flags]
 end
 if #ids > 0 then
-  redis.call('HINCRBY', KEYS[2], 'extended', #ids)
-  emit(KEYS[3], ARGV[2], 'type', 'extended', 'ids', table.concat(ids, ','))
+  redis.call('HINCRBY', KEYS[4], 'extended', #ids)
+  emit(KEYS[5], maxlen, 'type', 'extended', 'ids', table.concat(ids, ','))
 end
-bump(KEYS[2], 'stale', stale)
+bump(KEYS[4], 'stale', stale)
+record(KEYS[2], deadline .. ':' .. table.concat(flags), replay_ttl)
 return out
 `,
 );

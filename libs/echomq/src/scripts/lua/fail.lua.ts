@@ -4,40 +4,61 @@ export const FAIL_LUA = luaScript(
   `
 -- fail: active -> schedule (retry after a backoff), -> pending (retry now), or -> dead
 -- (the retry budget is spent, or the error is unrecoverable). The error is kept on the row.
--- KEYS[1] active   KEYS[2] pending   KEYS[3] schedule   KEYS[4] dead   KEYS[5] metrics
--- KEYS[6] events   KEYS[7] wake      KEYS[8] row emq:{q}:job:<id>
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] pending
+-- KEYS[5] schedule   KEYS[6] dead   KEYS[7] metrics   KEYS[8] events   KEYS[9] wake
+-- KEYS[10] row emq:{q}:job:<id>
 -- ARGV[1] id   ARGV[2] token (attempts)   ARGV[3] claimant   ARGV[4] error text
 -- ARGV[5] backoff ms before the retry   ARGV[6] 1 when unrecoverable   ARGV[7] events max length
--- Returns: { 'schedule', run-at ms } | { 'pending', 0 } | { 'dead', 0 }
+-- ARGV[8] replay window ms
+-- Returns: { 'schedule', run-at ms } | { 'pending', 0 } | { 'dead', 0 }; a repeated request
+--          returns its first reply (a refusal too).
 -- Errors:  EMQ_STALE as for complete.
+-- Event:   'failed' (a retry follows) or 'dead', with the attempt and the error (cut to 1 KiB).
 `,
   `
-local id = ARGV[1]
-local row = KEYS[8]
-if not holds(row, ARGV[2], ARGV[3]) then
-  redis.call('HINCRBY', KEYS[5], 'stale', 1)
+local id, token, claimant = ARGV[1], ARGV[2], ARGV[3]
+local backoff = int_arg(5, 0, 1000000000000)
+local maxlen = int_arg(7, 1, 1000000000)
+local replay_ttl = int_arg(8, 1, 1000000000000)
+local row = KEYS[10]
+
+local prior = replayed(KEYS[2])
+if prior then
+  if prior == 'stale' then return redis.error_reply('EMQ_STALE') end
+  local state, run_at = string.match(prior, '^(%a+):(%d+)$')
+  return { state, tonumber(run_at) }
+end
+if not holds(row, token, claimant) then
+  redis.call('HINCRBY', KEYS[7], 'stale', 1)
+  record(KEYS[2], 'stale', replay_ttl)
   return redis.error_reply('EMQ_STALE')
 end
+
 local now = now_ms()
-redis.call('ZREM', KEYS[1], id)
-redis.call('HSET', row, 'e', ARGV[4])
+local error_text = row_error(ARGV[4])
+redis.call('ZREM', KEYS[3], id)
+redis.call('HSET', row, 'e', error_text)
 redis.call('HDEL', row, 'c')
 local max = tonumber(redis.call('HGET', row, 'm')) or 1
+local reply
 if ARGV[6] == '1' or spent(row) >= max then
-  redis.call('ZADD', KEYS[4], 0, id)
-  redis.call('HINCRBY', KEYS[5], 'dead', 1)
-  emit(KEYS[6], ARGV[7], 'type', 'dead', 'ids', id, 'attempt', ARGV[2], 'error', ARGV[4])
-  return { 'dead', 0 }
+  redis.call('ZADD', KEYS[6], 0, id)
+  redis.call('HINCRBY', KEYS[7], 'dead', 1)
+  emit(KEYS[8], maxlen, 'type', 'dead', 'ids', id, 'attempt', token, 'error', event_error(error_text))
+  reply = { 'dead', 0 }
+else
+  redis.call('HINCRBY', KEYS[7], 'failed', 1)
+  emit(KEYS[8], maxlen, 'type', 'failed', 'ids', id, 'attempt', token, 'error', event_error(error_text))
+  wake(KEYS[9])
+  if backoff > 0 then
+    redis.call('ZADD', KEYS[5], now + backoff, id)
+    reply = { 'schedule', now + backoff }
+  else
+    redis.call('ZADD', KEYS[4], 0, id)
+    reply = { 'pending', 0 }
+  end
 end
-local backoff = tonumber(ARGV[5])
-redis.call('HINCRBY', KEYS[5], 'failed', 1)
-emit(KEYS[6], ARGV[7], 'type', 'failed', 'ids', id, 'attempt', ARGV[2], 'error', ARGV[4])
-wake(KEYS[7])
-if backoff > 0 then
-  redis.call('ZADD', KEYS[3], now + backoff, id)
-  return { 'schedule', now + backoff }
-end
-redis.call('ZADD', KEYS[2], 0, id)
-return { 'pending', 0 }
+record(KEYS[2], reply[1] .. ':' .. reply[2], replay_ttl)
+return reply
 `,
 );

@@ -4,20 +4,24 @@ import { luaScript } from './prelude';
 export const JOB_VIEW_LUA = luaScript(
   `
 -- job view (read only): which set holds the id, its score there, and the row.
--- KEYS[1] pending   KEYS[2] active   KEYS[3] schedule   KEYS[4] dead   KEYS[5] row
+-- KEYS[1] fence   KEYS[2] pending   KEYS[3] active   KEYS[4] schedule   KEYS[5] dead
+-- KEYS[6] row
 -- ARGV[1] id
 -- Returns: { state, score ('' when none), row fields as a flat field/value list, with a
 --          chunked payload reassembled into 'd' (chunks split bytes, not characters, so
 --          they must be joined before anything decodes them) }
---          state is pending | active | schedule | dead | completed (row in no set) | unknown
+--          state is pending | active | schedule | dead | completed (a row in no set that
+--          says it finished: it has a finished-at) | unknown (no row; or a row in no set that
+--          never finished, which breaks invariant 2 and is reported as 'orphan')
 `,
   `
 local id = ARGV[1]
+local ROW = KEYS[6]
 local states = { 'pending', 'active', 'schedule', 'dead' }
-local raw = redis.call('HGETALL', KEYS[5])
+local raw = redis.call('HGETALL', ROW)
 local row = raw
-if redis.call('HEXISTS', KEYS[5], 'd2') == 1 then
-  row = { 'd', get_data(KEYS[5], redis.call('HMGET', KEYS[5], 'd', 'd2', 'd3', 'd4', 'dn')) }
+if redis.call('HEXISTS', ROW, 'd2') == 1 then
+  row = { 'd', get_data(ROW, redis.call('HMGET', ROW, 'd', 'd2', 'd3', 'd4', 'dn')) }
   for i = 1, #raw, 2 do
     local name = raw[i]
     if not (name == 'dn' or string.match(name, '^d%d+$')) and name ~= 'd' then
@@ -27,13 +31,16 @@ if redis.call('HEXISTS', KEYS[5], 'd2') == 1 then
   end
 end
 for i = 1, 4 do
-  local score = redis.call('ZSCORE', KEYS[i], id)
+  local score = redis.call('ZSCORE', KEYS[i + 1], id)
   if score then
     return { states[i], score, row }
   end
 end
 if #row > 0 then
-  return { 'completed', '', row }
+  if redis.call('HEXISTS', ROW, 'f') == 1 then
+    return { 'completed', '', row }
+  end
+  return { 'orphan', '', row }
 end
 return { 'unknown', '', row }
 `,

@@ -7,7 +7,94 @@
  *   b attempts at the start of the current retry budget   c claimant of the current claim
  *   e last error    r result   f finished-at ms   k idempotency key   p progress (JSON)
  */
+import { ERROR_TEXT_MAX, EVENT_ERROR_MAX_BYTES, LUA_UNPACK_SLICE, SCRIPT_BATCH_MAX } from '../limits';
+
 export const PRELUDE = `
+local BATCH_MAX = ${SCRIPT_BATCH_MAX}
+local SLICE = ${LUA_UNPACK_SLICE}
+local ERROR_TEXT_MAX = ${ERROR_TEXT_MAX}
+local EVENT_ERROR_MAX = ${EVENT_ERROR_MAX_BYTES}
+
+-- Every check comes before the first write (invariant 8): a refused argument raises here,
+-- while nothing has been written yet, so a refused call changes nothing.
+local function refuse(what)
+  error({ err = 'EMQ_BAD_ARG ' .. what })
+end
+
+-- ARGV[i] as an integer in [min, max], or the call is refused.
+local function int_arg(i, min, max)
+  local v = tonumber(ARGV[i])
+  if not v or v ~= math.floor(v) or v < min or v > max then
+    refuse('ARGV[' .. i .. '] must be an integer from ' .. min .. ' to ' .. max)
+  end
+  return v
+end
+
+-- The count of a batch (1 .. BATCH_MAX), checked against the arguments actually sent.
+local function batch_arg(i, first, per)
+  local n = int_arg(i, 1, BATCH_MAX)
+  if #ARGV ~= first - 1 + n * per then
+    refuse('expected ' .. n .. ' groups of ' .. per .. ' arguments from ARGV[' .. first .. ']')
+  end
+  return n
+end
+
+-- Replay safety (invariant 9). KEYS[2] of a write script is its request's reply key; a
+-- call that ran records its reply there for the replay window, and a repeat of the same
+-- request (a resend after a lost reply, a retry) returns that reply and changes nothing.
+local function replayed(key)
+  return redis.call('GET', key)
+end
+
+local function record(key, text, ttl)
+  redis.call('SET', key, text, 'PX', ttl)
+end
+
+-- unpack() fails past about 8,000 values, so long lists reach Redis in slices.
+local function each_slice(list, fn)
+  for i = 1, #list, SLICE do
+    fn(i, math.min(i + SLICE - 1, #list))
+  end
+end
+
+-- ZADD key score id for many ids: two values per id, so half a slice of ids per call.
+local function zadd_all(key, score, ids)
+  local args = {}
+  for j = 1, #ids do
+    args[#args + 1] = score
+    args[#args + 1] = ids[j]
+    if #args >= SLICE or j == #ids then
+      redis.call('ZADD', key, unpack(args))
+      args = {}
+    end
+  end
+end
+
+local function zrem_all(key, ids)
+  each_slice(ids, function(from, to) redis.call('ZREM', key, unpack(ids, from, to)) end)
+end
+
+local function del_all(keys)
+  each_slice(keys, function(from, to) redis.call('DEL', unpack(keys, from, to)) end)
+end
+
+local function exists_any(keys)
+  local n = 0
+  each_slice(keys, function(from, to) n = n + redis.call('EXISTS', unpack(keys, from, to)) end)
+  return n > 0
+end
+
+-- An error text as a row keeps it, and as an event carries it (events are capped by count,
+-- not bytes, so each entry stays small).
+local function row_error(text)
+  return string.sub(text, 1, ERROR_TEXT_MAX)
+end
+
+local function event_error(text)
+  if #text <= EVENT_ERROR_MAX then return text end
+  return string.sub(text, 1, EVENT_ERROR_MAX) .. '...'
+end
+
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -89,6 +176,7 @@ local function get_data(row, f)
     for i = READ_AHEAD + 1, count do
       names[#names + 1] = 'd' .. i
     end
+    -- at most 7000 / 63 chunks (see put_data), far below unpack()'s limit
     parts[#parts + 1] = table.concat(redis.call('HMGET', row, unpack(names)))
   end
   return table.concat(parts)

@@ -5,22 +5,35 @@ export const RELEASE_LUA = luaScript(
 -- release: active -> pending without spending the retry budget (graceful shutdown
 -- hands back claimed work). attempts still only grows; the budget base moves up by one
 -- so the released claim does not count against the job.
--- KEYS[1] active   KEYS[2] pending   KEYS[3] metrics   KEYS[4] events   KEYS[5] wake
--- KEYS[6] row prefix emq:{q}:job:
--- ARGV[1] events max length   ARGV[2] claim count N
--- ARGV[3..] N groups of 3: id, token (attempts), claimant
--- Returns: per claim 1 (released) or 0 (stale: changed nothing)
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] pending
+-- KEYS[5] metrics   KEYS[6] events   KEYS[7] wake
+-- ARGV[1] row prefix emq:{q}:job:   ARGV[2] events max length   ARGV[3] replay window ms
+-- ARGV[4] claim count N   ARGV[5..] N groups of 3: id, token (attempts), claimant
+-- Returns: per claim 1 (released) or 0 (stale: changed nothing); a repeated request returns
+--          its first reply.
 `,
   `
+local prefix = ARGV[1]
+local maxlen = int_arg(2, 1, 1000000000)
+local replay_ttl = int_arg(3, 1, 1000000000000)
+local n = batch_arg(4, 5, 3)
+
+local prior = replayed(KEYS[2])
+if prior then
+  local out = {}
+  for i = 1, #prior do out[i] = tonumber(string.sub(prior, i, i)) end
+  return out
+end
+
 local out, ids = {}, {}
 local stale = 0
-for i = 0, tonumber(ARGV[2]) - 1 do
-  local base = 3 + i * 3
+for i = 0, n - 1 do
+  local base = 5 + i * 3
   local id = ARGV[base]
-  local row = KEYS[6] .. id
+  local row = prefix .. id
   if holds(row, ARGV[base + 1], ARGV[base + 2]) then
-    redis.call('ZREM', KEYS[1], id)
-    redis.call('ZADD', KEYS[2], 0, id)
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('ZADD', KEYS[4], 0, id)
     redis.call('HINCRBY', row, 'b', 1)
     redis.call('HDEL', row, 'c')
     ids[#ids + 1] = id
@@ -31,11 +44,12 @@ for i = 0, tonumber(ARGV[2]) - 1 do
   end
 end
 if #ids > 0 then
-  redis.call('HINCRBY', KEYS[3], 'released', #ids)
-  emit(KEYS[4], ARGV[1], 'type', 'released', 'ids', table.concat(ids, ','))
-  wake(KEYS[5])
+  redis.call('HINCRBY', KEYS[5], 'released', #ids)
+  emit(KEYS[6], maxlen, 'type', 'released', 'ids', table.concat(ids, ','))
+  wake(KEYS[7])
 end
-bump(KEYS[3], 'stale', stale)
+bump(KEYS[5], 'stale', stale)
+record(KEYS[2], table.concat(out), replay_ttl)
 return out
 `,
 );

@@ -5,31 +5,41 @@ export const REMOVE_LUA = luaScript(
 -- remove: any state -> gone. The row and its idempotency key go with it. A claim on a
 -- removed active job becomes stale: its heartbeat reports the lease lost (which aborts
 -- the handler) and its complete / fail change nothing.
--- KEYS[1] pending   KEYS[2] active   KEYS[3] schedule   KEYS[4] dead   KEYS[5] metrics
--- KEYS[6] events    KEYS[7] row emq:{q}:job:<id>       KEYS[8] idempotency prefix emq:{q}:idem:
--- ARGV[1] id   ARGV[2] events max length
--- Returns: the state the job was in: pending | active | schedule | dead | completed
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] pending   KEYS[4] active
+-- KEYS[5] schedule   KEYS[6] dead   KEYS[7] metrics   KEYS[8] events   KEYS[9] row emq:{q}:job:<id>
+-- ARGV[1] id   ARGV[2] idempotency prefix emq:{q}:idem:   ARGV[3] events max length
+-- ARGV[4] replay window ms
+-- Returns: the state the job was in: pending | active | schedule | dead | completed (a
+--          finished row) | orphan (a row in no set that never finished); a repeated request
+--          that succeeded returns the same state.
 -- Errors:  EMQ_NOT_FOUND when there is no such job.
 `,
   `
 local id = ARGV[1]
+local maxlen = int_arg(3, 1, 1000000000)
+local replay_ttl = int_arg(4, 1, 1000000000000)
+local prior = replayed(KEYS[2])
+if prior then
+  return prior
+end
 local states = { 'pending', 'active', 'schedule', 'dead' }
 local was = false
 for i = 1, 4 do
-  if redis.call('ZREM', KEYS[i], id) == 1 then was = states[i] end
+  if redis.call('ZREM', KEYS[i + 2], id) == 1 then was = states[i] end
 end
-local exists = redis.call('EXISTS', KEYS[7]) == 1
-if not was and not exists then
+local f = redis.call('HMGET', KEYS[9], 'k', 'f', 'm')
+if not was and not f[2] and not f[3] then
   return redis.error_reply('EMQ_NOT_FOUND')
 end
-if not was then was = 'completed' end
-local idem = redis.call('HGET', KEYS[7], 'k')
-if idem and redis.call('GET', KEYS[8] .. idem) == id then
-  redis.call('DEL', KEYS[8] .. idem)
+if not was then was = f[2] and 'completed' or 'orphan' end
+local idem = f[1]
+if idem and redis.call('GET', ARGV[2] .. idem) == id then
+  redis.call('DEL', ARGV[2] .. idem)
 end
-redis.call('DEL', KEYS[7])
-redis.call('HINCRBY', KEYS[5], 'removed', 1)
-emit(KEYS[6], ARGV[2], 'type', 'removed', 'ids', id, 'from', was)
+redis.call('DEL', KEYS[9])
+redis.call('HINCRBY', KEYS[7], 'removed', 1)
+emit(KEYS[8], maxlen, 'type', 'removed', 'ids', id, 'from', was)
+record(KEYS[2], was, replay_ttl)
 return was
 `,
 );

@@ -4,26 +4,32 @@ export const RETRY_LUA = luaScript(
   `
 -- retry: dead -> pending with a fresh retry budget. attempts is not reset (it is the
 -- fencing token and never decreases); the budget base moves up to it instead.
--- KEYS[1] dead   KEYS[2] pending   KEYS[3] metrics   KEYS[4] events   KEYS[5] wake
--- KEYS[6] row emq:{q}:job:<id>
--- ARGV[1] id   ARGV[2] events max length
--- Returns: 1
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] dead   KEYS[4] pending
+-- KEYS[5] metrics   KEYS[6] events   KEYS[7] wake   KEYS[8] row emq:{q}:job:<id>
+-- ARGV[1] id   ARGV[2] events max length   ARGV[3] replay window ms
+-- Returns: 1; a repeated request that succeeded returns 1 again.
 -- Errors:  EMQ_NOT_FOUND when there is no such job; EMQ_NOT_DEAD when it is not in dead.
 `,
   `
 local id = ARGV[1]
-if not redis.call('ZSCORE', KEYS[1], id) then
-  if redis.call('EXISTS', KEYS[6]) == 1 then
+local maxlen = int_arg(2, 1, 1000000000)
+local replay_ttl = int_arg(3, 1, 1000000000000)
+if replayed(KEYS[2]) then
+  return 1
+end
+if not redis.call('ZSCORE', KEYS[3], id) then
+  if redis.call('EXISTS', KEYS[8]) == 1 then
     return redis.error_reply('EMQ_NOT_DEAD')
   end
   return redis.error_reply('EMQ_NOT_FOUND')
 end
-redis.call('ZREM', KEYS[1], id)
-redis.call('ZADD', KEYS[2], 0, id)
-redis.call('HSET', KEYS[6], 'b', redis.call('HGET', KEYS[6], 'a') or '0')
-redis.call('HINCRBY', KEYS[3], 'retried', 1)
-emit(KEYS[4], ARGV[2], 'type', 'retried', 'ids', id)
-wake(KEYS[5])
+redis.call('ZREM', KEYS[3], id)
+redis.call('ZADD', KEYS[4], 0, id)
+redis.call('HSET', KEYS[8], 'b', redis.call('HGET', KEYS[8], 'a') or '0')
+redis.call('HINCRBY', KEYS[5], 'retried', 1)
+emit(KEYS[6], maxlen, 'type', 'retried', 'ids', id)
+wake(KEYS[7])
+record(KEYS[2], '1', replay_ttl)
 return 1
 `,
 );

@@ -1,0 +1,130 @@
+import { Command, Redis, type RedisOptions } from 'ioredis';
+import { OutcomeUnknownError, RedisUnavailableError } from '../errors';
+
+type WriteableStream = Parameters<Redis['sendCommand']>[1];
+
+/**
+ * Whether ioredis writes this command now. While the connection is 'connect' (the socket is
+ * up, the handshake is running) only its own handshake commands go out; anything else would
+ * sit in ioredis's offline queue, which sends it later even after its caller gave up.
+ */
+function goesOutNow(status: string, command: Command): boolean {
+  return (
+    status === 'ready' || (status === 'connect' && Command.checkFlag('HANDSHAKE_COMMANDS', command.name))
+  );
+}
+
+/**
+ * The command connection, with a deadline on every command. Without one, a socket that
+ * went silent (a dropped NAT entry, a half-open connection, a stalled proxy) holds every
+ * caller until the kernel gives up, about 15 minutes later. Here:
+ *
+ * - a command sent while the connection is down waits for it, at most until its deadline,
+ *   and then fails with RedisUnavailableError: it was never sent, nothing was written;
+ * - a command on the wire that has no reply by its deadline fails with OutcomeUnknownError
+ *   and the socket is destroyed, so ioredis connects a fresh one;
+ * - a command on the wire when the connection closes fails with OutcomeUnknownError at once.
+ *
+ * ioredis's own resend of unanswered commands after a reconnect is turned off: a resend
+ * could arrive long after its caller stopped waiting (a claim that hands jobs to nobody).
+ * Repeating is the caller's decision, and every EchoMQ write is safe to repeat.
+ */
+export class DeadlineRedis extends Redis {
+  private readonly onWire = new Map<Command, NodeJS.Timeout>();
+  private held: { command: Command; stream?: WriteableStream; timer: NodeJS.Timeout }[] = [];
+
+  /** How the target is named in errors and logs: host:port or socket path, never credentials. */
+  readonly target: string;
+
+  constructor(
+    url: string | undefined,
+    options: RedisOptions,
+    readonly deadlineMs: number,
+  ) {
+    // ioredis skips an undefined first argument, so one call serves both forms.
+    super(url as string, { ...options, autoResendUnfulfilledCommands: false });
+    this.target = describeTarget(url, options);
+    this.on('ready', () => this.sendHeld());
+    this.on('close', () => this.failOnWire('the connection closed'));
+  }
+
+  override sendCommand(command: Command, stream?: WriteableStream): unknown {
+    if (!goesOutNow(this.status, command) && this.status !== 'end') {
+      this.hold(command, stream);
+      return command.promise;
+    }
+    const sent = super.sendCommand(command, stream);
+    if (!command.isResolved) this.armDeadline(command, this.deadlineMs);
+    return sent;
+  }
+
+  private hold(command: Command, stream?: WriteableStream): void {
+    const entry = {
+      command,
+      stream,
+      timer: setTimeout(() => {
+        this.held = this.held.filter((other) => other !== entry);
+        command.reject(new RedisUnavailableError(this.target, this.deadlineMs));
+      }, this.deadlineMs),
+    };
+    this.held.push(entry);
+    if (this.status === 'wait') this.connect().catch(() => undefined);
+  }
+
+  private sendHeld(): void {
+    const held = this.held;
+    this.held = [];
+    for (const { command, stream, timer } of held) {
+      clearTimeout(timer);
+      this.sendCommand(command, stream);
+    }
+  }
+
+  private armDeadline(command: Command, ms: number): void {
+    const timer = setTimeout(() => {
+      if (!this.onWire.delete(command) || command.isResolved) return;
+      command.reject(new OutcomeUnknownError(command.name, `no reply within ${ms} ms`));
+      // The socket is presumed dead: destroy it so the next command gets a fresh one.
+      this.stream?.destroy();
+    }, ms);
+    this.onWire.set(command, timer);
+    const settled = (): void => {
+      clearTimeout(timer);
+      this.onWire.delete(command);
+    };
+    command.promise.then(settled, settled);
+  }
+
+  private failOnWire(reason: string): void {
+    const commands = [...this.onWire.entries()];
+    this.onWire.clear();
+    for (const [command, timer] of commands) {
+      clearTimeout(timer);
+      if (!command.isResolved) command.reject(new OutcomeUnknownError(command.name, reason));
+    }
+  }
+
+  /** Fails held commands at once (used at shutdown, when waiting for Redis is pointless). */
+  failHeld(): void {
+    const held = this.held;
+    this.held = [];
+    for (const { command, timer } of held) {
+      clearTimeout(timer);
+      command.reject(new RedisUnavailableError(this.target, 0));
+    }
+  }
+}
+
+/** host:port (or the socket path) of a connection, for messages; credentials are never included. */
+export function describeTarget(url: string | undefined, options: RedisOptions): string {
+  if (url !== undefined) {
+    try {
+      const parsed = new URL(url);
+      return `${parsed.hostname || 'localhost'}:${parsed.port || '6379'}`;
+    } catch {
+      return 'an unparsable url';
+    }
+  }
+  if (options.path) return options.path;
+  return `${options.host ?? 'localhost'}:${options.port ?? 6379}`;
+}

@@ -1,0 +1,53 @@
+import { OutcomeUnknownError, RedisUnavailableError } from '../errors';
+import type { ScriptContext } from './context';
+import type { ScriptName } from './registry';
+
+/**
+ * How long a script refused by Redis Cluster while its slot migrates (TRYAGAIN, or ioredis
+ * giving up after its own redirections) is repeated before the caller is told. A refused
+ * script ran nothing, so repeating it is always safe.
+ */
+const MIGRATION_WAIT_MS = 30_000;
+const MIGRATION_BACKOFF_MAX_MS = 500;
+
+/** Redis Cluster refused the call without running it: the slot is moving. */
+function refusedDuringMigration(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : '';
+  return /^TRYAGAIN|Too many Cluster redirections|^ASK /.test(message);
+}
+
+/** ioredis's own timeout (the cluster's node connections) means the same as a missed deadline. */
+function typed(error: unknown, name: string): unknown {
+  if (error instanceof Error && error.message === 'Command timed out') {
+    return new OutcomeUnknownError(name, 'no reply within the command deadline');
+  }
+  return error;
+}
+
+/**
+ * Runs one transition script: the only way wrappers reach Redis. Script refusals (EMQ_*
+ * replies) are left for the wrapper to translate; connection failures arrive typed
+ * (OutcomeUnknownError, RedisUnavailableError); a cluster migration delays the call.
+ */
+export async function runScript(
+  ctx: ScriptContext,
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.redis[name](...keys, ...args);
+    } catch (error) {
+      if (!refusedDuringMigration(error)) throw typed(error, name);
+      const waited = Date.now() - started;
+      if (waited >= MIGRATION_WAIT_MS) {
+        throw new RedisUnavailableError(`the slot of queue ${ctx.keys.queue} (migrating)`, waited);
+      }
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(MIGRATION_BACKOFF_MAX_MS, 10 * 2 ** attempt)),
+      );
+    }
+  }
+}
