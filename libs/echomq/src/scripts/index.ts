@@ -12,3 +12,6 @@ export * from './retry';
 export * from './remove';
 export * from './job-view';
 export * from './progress';
+export * from './limits';
+export * from './request-id';
+export * from './repeat';
