@@ -1,3 +1,4 @@
+import { PAYLOAD_MAX_BYTES } from '@app/echomq';
 import { parseByteSize } from './byte-size';
 
 /**
@@ -121,7 +122,7 @@ export function validateEnvironment(env: RawEnvironment): ApiEnvironment {
     HOST: host(env, problems),
     EMQ_API_TOKEN: apiToken(env, problems),
     EMQ_BODY_LIMIT: bodyLimit(env, problems),
-    EMQ_MAX_PAYLOAD_BYTES: integer(env, problems, 'EMQ_MAX_PAYLOAD_BYTES', 1, 512 * 1024 ** 2),
+    EMQ_MAX_PAYLOAD_BYTES: integer(env, problems, 'EMQ_MAX_PAYLOAD_BYTES', 1, PAYLOAD_MAX_BYTES),
     EMQ_THROTTLE_LIMIT:
       integer(env, problems, 'EMQ_THROTTLE_LIMIT', 0, 1_000_000_000) ?? ENV_DEFAULTS.EMQ_THROTTLE_LIMIT,
     EMQ_THROTTLE_TTL_MS:

@@ -3,10 +3,9 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { installScripts, type RedisClient, type ScriptedClient } from '../scripts';
 import type { EchoMqConnection, EchoMqModuleOptions } from '../module/echomq-options';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
+import { validateModuleOptions } from '../module/validate-options';
 import { DeadlineRedis } from './deadline-redis';
 
-/** Default deadline of one command (module option commandTimeoutMs). */
-export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 /** TCP keepalive's first probe after this much silence: a second line of defence after deadlines. */
 const KEEPALIVE_MS = 10_000;
 
@@ -71,7 +70,8 @@ export class RedisConnections implements OnApplicationShutdown {
   private closed = false;
 
   constructor(@Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions) {
-    this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    // First, before any connection exists: a bad option stops the boot having touched nothing.
+    this.commandTimeoutMs = validateModuleOptions(options).commandTimeoutMs;
     this.client = installScripts(createCommandClient(options.connection, this.commandTimeoutMs));
     this.client.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
   }

@@ -1,36 +1,56 @@
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
 import type { QueueOptions } from '../queue/queue-options';
+import { validateModuleOptions } from './validate-options';
 
-/** A single Redis (by URL and/or ioredis options) or a Redis Cluster (by its seed nodes). */
+/**
+ * A single Redis (by URL and/or ioredis options) or a Redis Cluster (by its seed nodes).
+ * It must name a server: a `url` that is given must be a non-empty string (an unset
+ * environment variable is refused, not read as localhost:6379), and without a url one of
+ * host, port or path is needed; a cluster needs at least one seed node.
+ */
 export type EchoMqConnection =
   | (RedisOptions & { readonly url?: string })
   | { readonly cluster: { readonly nodes: ClusterNode[]; readonly options?: ClusterOptions } };
 
 export interface ReaperOptions {
-  /** How often each process reaps expired leases and promotes due jobs. Default 1000 ms (jittered ±20%). */
+  /** How often each process reaps expired leases and promotes due jobs: 50 to 60,000 ms. Default 1000 ms; each process ticks at a random phase. */
   readonly intervalMs?: number;
-  /** Most jobs moved per script call; a tick keeps calling while more remain, up to 10 calls. Default 500. */
+  /** Most jobs moved per script call, 1 to 1,000 (SCRIPT_BATCH_MAX); a tick keeps calling while more remain, up to 10 calls. Default 500. */
   readonly batch?: number;
 }
 
+/** Every option is checked at boot against its range (docs/options.md); unknown keys are refused. */
 export interface EchoMqModuleOptions {
+  /** Required. Where Redis is (see EchoMqConnection). */
   readonly connection: EchoMqConnection;
   /**
-   * Snowflake node number (0-1023) for ids minted by this process. It must differ
-   * between live processes; when absent, one is leased from Redis.
+   * Snowflake node number (an integer from 0 to 1023) for ids minted by this process.
+   * It must differ between live processes; when absent, one is leased from Redis.
    */
   readonly nodeId?: number;
   /** Settings for every queue; per-queue entries and @Processor options override them. */
   readonly defaults?: QueueOptions;
+  /** Settings per queue name; each name must be a valid queue name. */
   readonly queues?: Readonly<Record<string, QueueOptions>>;
-  /** Approximate length each queue's event stream is capped at. Default 10000. */
+  /** Approximate length each queue's event stream is capped at: 100 to 1,000,000. Default 10,000. */
   readonly eventsMaxLen?: number;
-  /** Largest serialised payload accepted by enqueue. Default 512 KiB. */
+  /** Largest serialised payload accepted by enqueue: 1 byte to 16 MiB (PAYLOAD_MAX_BYTES). Default 512 KiB. */
   readonly maxPayloadBytes?: number;
-  /** How long an idempotency key keeps returning its job's id. Default 24 h. */
+  /** How long an idempotency key keeps returning its job's id: 1,000 ms to 30 days. Default 24 h. */
   readonly idempotencyTtlMs?: number;
-  /** Grace period for in-flight jobs at shutdown before they are released. Default 10 s. */
+  /** Grace period for in-flight jobs at shutdown before they are released: 0 to 600,000 ms (10 min). Default 10 s. */
   readonly shutdownGraceMs?: number;
+  /**
+   * The deadline of every Redis command: 100 to 120,000 ms. A command without a reply by
+   * then fails with OutcomeUnknownError and its connection is replaced. Default 5,000 ms.
+   */
+  readonly commandTimeoutMs?: number;
+  /**
+   * How long a script remembers a call's reply, so that a repeat of the call (a resend
+   * after a lost reply, a retry) returns it: 5,000 to 3,600,000 ms, and at least twice
+   * commandTimeoutMs, so any repeat arrives while the reply is remembered. Default 60,000 ms.
+   */
+  readonly replayWindowMs?: number;
   readonly reaper?: ReaperOptions;
 }
 
@@ -39,17 +59,19 @@ export interface ResolvedModuleSettings {
   readonly maxPayloadBytes: number;
   readonly idempotencyTtlMs: number;
   readonly shutdownGraceMs: number;
+  readonly commandTimeoutMs: number;
+  readonly replayWindowMs: number;
   readonly reaperIntervalMs: number;
   readonly reaperBatch: number;
 }
 
+export { MODULE_DEFAULTS, MODULE_OPTION_RANGES } from './validate-options';
+
+/**
+ * Validates every option (InvalidOptionError naming the first one out of range) and
+ * fills in the defaults. Called when QueueService is built, so a bad configuration
+ * stops the boot, producer-only applications included.
+ */
 export function resolveModuleSettings(options: EchoMqModuleOptions): ResolvedModuleSettings {
-  return {
-    eventsMaxLen: options.eventsMaxLen ?? 10_000,
-    maxPayloadBytes: options.maxPayloadBytes ?? 512 * 1024,
-    idempotencyTtlMs: options.idempotencyTtlMs ?? 24 * 3_600_000,
-    shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
-    reaperIntervalMs: options.reaper?.intervalMs ?? 1_000,
-    reaperBatch: options.reaper?.batch ?? 500,
-  };
+  return validateModuleOptions(options);
 }

@@ -1,26 +1,61 @@
+import { describeValue } from '../errors';
+import {
+  checkFields,
+  checkInteger,
+  checkKnownKeys,
+  checkNumber,
+  checkRecord,
+  optionPath,
+  refuse,
+  type OptionCheck,
+} from '../option-checks';
+
+const SECOND_MS = 1_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** The longest wait one backoff may ask for (delayMs and maxDelayMs). */
+const BACKOFF_MAX_MS = 7 * DAY_MS;
+
+/** The cap on one exponential delay when the policy gives no maxDelayMs (backoffDelay uses the same). */
+export const DEFAULT_MAX_DELAY_MS = HOUR_MS;
+
 /** How a failed job waits before its next attempt. */
 export type BackoffPolicy =
-  | { readonly type: 'fixed'; readonly delayMs: number }
+  | {
+      readonly type: 'fixed';
+      /** The wait before every retry: an integer from 0 to 604,800,000 ms (7 days). */
+      readonly delayMs: number;
+    }
   | {
       readonly type: 'exponential';
+      /** The first wait, doubled on each failure: an integer from 0 to 604,800,000 ms (7 days). */
       readonly delayMs: number;
-      /** Upper bound on one delay; default one hour. */
+      /** Upper bound on one delay: an integer from delayMs to 604,800,000 ms; default one hour (then delayMs may be at most one hour). */
       readonly maxDelayMs?: number;
       /** 0..1: the share of each delay drawn at random (full jitter is 1); default 0.5. */
       readonly jitter?: number;
     }
-  | { readonly type: 'custom'; readonly delay: (attempt: number, error: unknown) => number };
+  | {
+      readonly type: 'custom';
+      /** The wait in ms after `attempt` failures; must be a function. */
+      readonly delay: (attempt: number, error: unknown) => number;
+    };
 
-/** Per-queue settings: given as defaults to forRoot, per queue in forRoot, or on @Processor. */
+/**
+ * Per-queue settings: given as defaults to forRoot, per queue in forRoot, or on
+ * @Processor. Each is checked at boot against its range (docs/options.md).
+ */
 export interface QueueOptions {
-  /** Attempts per retry budget before a job goes to dead. Default 3. */
+  /** Attempts per retry budget before a job goes to dead: an integer from 1 to 1,000,000. Default 3. */
   readonly maxAttempts?: number;
+  /** How a failed job waits before its next attempt. Default exponential from 1 s, capped at 1 h, jitter 0.5. */
   readonly backoff?: BackoffPolicy;
-  /** How long one claim holds a job before the reaper may take it back. Default 30 s. */
+  /** How long one claim holds a job before the reaper may take it back: 1,000 ms to 24 h. Default 30 s. */
   readonly leaseMs?: number;
-  /** Jobs one worker process runs at once for this queue. Default 10. */
+  /** Jobs one worker process runs at once for this queue: an integer from 1 to 10,000. Default 10. */
   readonly concurrency?: number;
-  /** Keep a completed job's row (with its result) this long; 0 deletes it at once. Default 0. */
+  /** Keep a completed job's row (with its result) this long; 0 deletes it at once; at most 365 days. Default 0. */
   readonly retainCompletedMs?: number;
 }
 
@@ -28,11 +63,21 @@ export type ResolvedQueueOptions = Required<QueueOptions>;
 
 export const QUEUE_DEFAULTS: ResolvedQueueOptions = {
   maxAttempts: 3,
-  backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.5 },
+  backoff: { type: 'exponential', delayMs: 1_000, maxDelayMs: DEFAULT_MAX_DELAY_MS, jitter: 0.5 },
   leaseMs: 30_000,
   concurrency: 10,
   retainCompletedMs: 0,
 };
+
+/** The documented range of each numeric queue option (docs/options.md). */
+export const QUEUE_OPTION_RANGES = {
+  maxAttempts: { min: 1, max: 1_000_000 },
+  leaseMs: { min: SECOND_MS, max: DAY_MS },
+  concurrency: { min: 1, max: 10_000 },
+  retainCompletedMs: { min: 0, max: 365 * DAY_MS },
+  backoffDelayMs: { min: 0, max: BACKOFF_MAX_MS },
+  backoffJitter: { min: 0, max: 1 },
+} as const;
 
 /** Later layers win: built-in defaults < module defaults < per-queue configuration < decorator. */
 export function resolveQueueOptions(...layers: (QueueOptions | undefined)[]): ResolvedQueueOptions {
@@ -43,4 +88,57 @@ export function resolveQueueOptions(...layers: (QueueOptions | undefined)[]): Re
     }
   }
   return merged as unknown as ResolvedQueueOptions;
+}
+
+const QUEUE_OPTION_CHECKS: { readonly [K in keyof QueueOptions]-?: OptionCheck } = {
+  maxAttempts: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.maxAttempts),
+  backoff: (value, option) => assertBackoff(value, option),
+  leaseMs: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.leaseMs),
+  concurrency: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.concurrency),
+  retainCompletedMs: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.retainCompletedMs),
+};
+
+/**
+ * Checks one layer of queue options (or the merged result) against the documented
+ * ranges; `path` names the layer in errors ('defaults', 'queues.emails', or '' for
+ * bare option names). Throws InvalidOptionError; returns the options unchanged.
+ */
+export function assertQueueOptions(options: unknown, path: string): QueueOptions {
+  checkFields(checkRecord(options, path || 'options'), QUEUE_OPTION_CHECKS, path);
+  return options as QueueOptions;
+}
+
+/** Checks a backoff policy; `option` names it in errors (e.g. 'queues.emails.backoff'). */
+export function assertBackoff(value: unknown, option: string): BackoffPolicy {
+  const policy = checkRecord(value, option);
+  const at = (key: string): string => optionPath(option, key);
+  switch (policy.type) {
+    case 'fixed':
+      checkKnownKeys(policy, ['type', 'delayMs'], option);
+      checkInteger(policy.delayMs, at('delayMs'), QUEUE_OPTION_RANGES.backoffDelayMs);
+      break;
+    case 'exponential': {
+      checkKnownKeys(policy, ['type', 'delayMs', 'maxDelayMs', 'jitter'], option);
+      const delayMs = checkInteger(policy.delayMs, at('delayMs'), QUEUE_OPTION_RANGES.backoffDelayMs);
+      if (policy.maxDelayMs !== undefined) {
+        checkInteger(policy.maxDelayMs, at('maxDelayMs'), { min: delayMs, max: BACKOFF_MAX_MS });
+      } else if (delayMs > DEFAULT_MAX_DELAY_MS) {
+        // The default cap would silently shorten every delay below the one asked for.
+        refuse(
+          at('maxDelayMs'),
+          `defaults to ${DEFAULT_MAX_DELAY_MS} ms, below delayMs ${delayMs}; give one`,
+        );
+      }
+      if (policy.jitter !== undefined)
+        checkNumber(policy.jitter, at('jitter'), QUEUE_OPTION_RANGES.backoffJitter);
+      break;
+    }
+    case 'custom':
+      checkKnownKeys(policy, ['type', 'delay'], option);
+      if (typeof policy.delay !== 'function') refuse(at('delay'), 'a custom backoff needs a delay function');
+      break;
+    default:
+      refuse(at('type'), `must be 'fixed', 'exponential' or 'custom', got ${describeValue(policy.type)}`);
+  }
+  return value as BackoffPolicy;
 }

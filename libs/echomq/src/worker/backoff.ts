@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../errors';
-import type { BackoffPolicy } from '../queue/queue-options';
+import { InvalidArgumentError, InvalidOptionError } from '../errors';
+import { assertBackoff, type BackoffPolicy } from '../queue/queue-options';
 
 /**
  * The delay before the next attempt, after `attempt` attempts of the current budget
@@ -28,14 +28,16 @@ export function backoffDelay(
   }
 }
 
+/**
+ * Checks a policy on its own, outside configuration. Configured policies are checked
+ * at boot with the option's name (assertQueueOptions, InvalidOptionError); this keeps
+ * the same rules and its historical InvalidArgumentError.
+ */
 export function assertBackoffPolicy(policy: BackoffPolicy): BackoffPolicy {
-  if (policy.type === 'custom') {
-    if (typeof policy.delay !== 'function')
-      throw new InvalidArgumentError('custom backoff needs a delay function');
-    return policy;
+  try {
+    return assertBackoff(policy, 'backoff');
+  } catch (error) {
+    if (error instanceof InvalidOptionError) throw new InvalidArgumentError(error.message);
+    throw error;
   }
-  if (!Number.isFinite(policy.delayMs) || policy.delayMs < 0) {
-    throw new InvalidArgumentError('backoff delayMs must be a non-negative number');
-  }
-  return policy;
 }

@@ -1,8 +1,8 @@
 import type { Type } from '@nestjs/common';
 import type { MetadataScanner, Reflector } from '@nestjs/core';
-import { InvalidArgumentError, ProcessorDefinitionError, UnrecoverableError } from '../errors';
-import type { ResolvedQueueOptions } from '../queue/queue-options';
-import { assertBackoffPolicy } from './backoff';
+import { InvalidOptionError, ProcessorDefinitionError, UnrecoverableError } from '../errors';
+import { refusalDetail } from '../option-checks';
+import { assertQueueOptions, type ResolvedQueueOptions } from '../queue/queue-options';
 import type { Job, JobHandler } from './job';
 import { HANDLE_METADATA, PROCESSOR_METADATA, type ProcessorMetadata } from './processor.decorator';
 
@@ -59,22 +59,19 @@ export function defineProcessor(
   };
 }
 
-function assertInteger(value: number, name: string, min: number, max: number): void {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${value}`);
-  }
-}
-
-/** Checks a processor's resolved options; wrong values stop the application at boot. */
+/**
+ * Checks a processor's resolved options; wrong values stop the application at boot.
+ * Configured layers were checked when QueueService was built, so what fails here is
+ * the decorator's: a ProcessorDefinitionError naming the queue and the option, with
+ * the InvalidOptionError as its cause.
+ */
 export function assertWorkerOptions(queue: string, options: ResolvedQueueOptions): ResolvedQueueOptions {
   try {
-    assertInteger(options.concurrency, 'concurrency', 1, 10_000);
-    assertInteger(options.leaseMs, 'leaseMs', 100, 24 * 3_600_000);
-    assertInteger(options.maxAttempts, 'maxAttempts', 1, 1_000_000);
-    assertInteger(options.retainCompletedMs, 'retainCompletedMs', 0, 365 * 24 * 3_600_000);
-    assertBackoffPolicy(options.backoff);
+    assertQueueOptions(options, '');
   } catch (error) {
-    throw new ProcessorDefinitionError(`Queue '${queue}': ${(error as Error).message}`);
+    if (!(error instanceof InvalidOptionError)) throw error;
+    const refused = new ProcessorDefinitionError(`Queue '${queue}': ${error.option} ${refusalDetail(error)}`);
+    throw Object.assign(refused, { cause: error });
   }
   return options;
 }

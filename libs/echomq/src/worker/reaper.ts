@@ -1,11 +1,30 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { QUEUE_REGISTRY_KEY } from '../keyspace';
 import { QueueService } from '../queue/queue.service';
 import { promoteDue, reapExpired } from '../scripts';
 
 const INTERVAL_NAME = 'echomq:reaper';
 /** Script calls per queue per tick and per kind; a backlog larger than this waits for the next tick. */
 const CALLS_PER_TICK = 10;
+
+/**
+ * A registered queue with nothing in it, not paused, whose newest event is older than
+ * this (or that has none) drops out of the registry, so the reapers' walk follows what
+ * is live rather than every name ever used (docs/options.md, "The queue registry").
+ * A producer re-registers a queue it keeps using (QueueService.register), a worker the
+ * queues it serves (every tick), so a dropped queue comes back as soon as it is used.
+ */
+export const QUEUE_IDLE_MS = 24 * 3_600_000;
+
+/**
+ * How often each process looks for idle queues: one MULTI per registered queue, so it
+ * is not done every tick. The first pass comes at a random point of the first period.
+ */
+export const PRUNE_EVERY_MS = 10 * 60_000;
+
+/** Queues checked at once in a prune pass (each check is one round trip to its own slot). */
+const PRUNE_PARALLEL = 32;
 
 /**
  * Returns expired leases to pending (or dead) and promotes due scheduled jobs, for
@@ -19,6 +38,7 @@ export class Reaper {
   private starter?: NodeJS.Timeout;
   private ticking = false;
   private served: readonly string[] = [];
+  private nextPruneAt = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly queues: QueueService,
@@ -28,6 +48,7 @@ export class Reaper {
   /** Starts ticking; `served` are the queues this process serves, reaped even if the registry lost them. */
   start(served: readonly string[] = []): void {
     this.served = served;
+    this.nextPruneAt = Date.now() + Math.random() * PRUNE_EVERY_MS;
     const every = this.queues.settings.reaperIntervalMs;
     this.starter = setTimeout(() => {
       this.scheduler.addInterval(
@@ -51,7 +72,13 @@ export class Reaper {
       // Re-register the served queues every tick: a Redis that lost its data (a restart
       // without persistence) also lost the registry, and their expired leases must still be reaped.
       if (this.served.length > 0) await this.queues.reregister(this.served);
-      const queues = new Set([...this.served, ...(await this.queues.listQueues())]);
+      let registered = await this.queues.listQueues();
+      if (Date.now() >= this.nextPruneAt) {
+        this.nextPruneAt = Date.now() + PRUNE_EVERY_MS;
+        const pruned = new Set(await this.prune(registered));
+        registered = registered.filter((queue) => !pruned.has(queue));
+      }
+      const queues = new Set([...this.served, ...registered]);
       for (const queue of queues) {
         try {
           const ctx = this.queues.context(queue);
@@ -66,5 +93,72 @@ export class Reaper {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /**
+   * Drops idle queues (QUEUE_IDLE_MS) from the registry and returns their names; the
+   * queues this process serves are never dropped. tick() runs it every PRUNE_EVERY_MS.
+   */
+  async prune(registered?: readonly string[]): Promise<string[]> {
+    const served = new Set(this.served);
+    const candidates = (registered ?? (await this.queues.listQueues())).filter((queue) => !served.has(queue));
+    const pruned: string[] = [];
+    for (let start = 0; start < candidates.length; start += PRUNE_PARALLEL) {
+      const chunk = candidates.slice(start, start + PRUNE_PARALLEL);
+      await Promise.all(
+        chunk.map(async (queue) => {
+          try {
+            if (await this.pruneOne(queue)) pruned.push(queue);
+          } catch (error) {
+            this.logger.warn(
+              `Reaper could not check queue ${queue} for idleness: ${(error as Error).message}`,
+            );
+          }
+        }),
+      );
+    }
+    if (pruned.length > 0) this.logger.log(`Dropped ${pruned.length} idle queue(s) from the registry`);
+    return pruned;
+  }
+
+  private async pruneOne(queue: string): Promise<boolean> {
+    if (!(await this.isIdle(queue))) return false;
+    const redis = this.queues.context(queue).redis;
+    await redis.srem(QUEUE_REGISTRY_KEY, queue);
+    // A job may have arrived between the check and the SREM, from a producer that
+    // registered the queue just before: look again, and put the name back if so.
+    if (await this.isIdle(queue)) return true;
+    await this.queues.reregister([queue]);
+    return false;
+  }
+
+  /**
+   * Empty in all four sets, not paused, and no event for QUEUE_IDLE_MS by the server's
+   * clock: one MULTI on the queue's own slot (the stream id starts with its server-time ms).
+   */
+  private async isIdle(queue: string): Promise<boolean> {
+    const { redis, keys } = this.queues.context(queue);
+    const replies = await redis
+      .multi()
+      .zcard(keys.pending)
+      .zcard(keys.active)
+      .zcard(keys.schedule)
+      .zcard(keys.dead)
+      .exists(keys.paused)
+      .xrevrange(keys.events, '+', '-', 'COUNT', 1)
+      .time()
+      .exec();
+    if (!replies) throw new Error('the idleness check was discarded');
+    const values = replies.map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    const [pending, active, schedule, dead, paused] = values.slice(0, 5).map(Number);
+    if (pending + active + schedule + dead + paused > 0) return false;
+    const newest = (values[5] as [string, string[]][])[0];
+    if (!newest) return true;
+    const [seconds, micros] = values[6] as [string, string];
+    const nowMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
+    return nowMs - Number(newest[0].split('-')[0]) >= QUEUE_IDLE_MS;
   }
 }

@@ -1,0 +1,143 @@
+import { describeValue } from '../errors';
+import { MAX_NODE } from '../ids';
+import { isValidQueueName } from '../keyspace';
+import {
+  checkFields,
+  checkInteger,
+  checkRecord,
+  optionPath,
+  refuse,
+  type OptionCheck,
+} from '../option-checks';
+import { assertQueueOptions } from '../queue/queue-options';
+import { PAYLOAD_MAX_BYTES, SCRIPT_BATCH_MAX } from '../scripts/limits';
+import type { EchoMqModuleOptions, ReaperOptions, ResolvedModuleSettings } from './echomq-options';
+
+const HOUR_MS = 3_600_000;
+
+/** The value each setting takes when its option is not given (docs/options.md). */
+export const MODULE_DEFAULTS: ResolvedModuleSettings = {
+  eventsMaxLen: 10_000,
+  maxPayloadBytes: 512 * 1024,
+  idempotencyTtlMs: 24 * HOUR_MS,
+  shutdownGraceMs: 10_000,
+  commandTimeoutMs: 5_000,
+  replayWindowMs: 60_000,
+  reaperIntervalMs: 1_000,
+  reaperBatch: 500,
+};
+
+/** The documented range of each numeric module option (docs/options.md). */
+export const MODULE_OPTION_RANGES = {
+  nodeId: { min: 0, max: MAX_NODE },
+  // Below 100 the stream no longer holds a burst's events for a reader that is a moment behind.
+  eventsMaxLen: { min: 100, max: 1_000_000 },
+  maxPayloadBytes: { min: 1, max: PAYLOAD_MAX_BYTES },
+  // Below a second a retry after a lost reply could already miss its key and enqueue twice.
+  idempotencyTtlMs: { min: 1_000, max: 30 * 24 * HOUR_MS },
+  shutdownGraceMs: { min: 0, max: 10 * 60_000 },
+  commandTimeoutMs: { min: 100, max: 120_000 },
+  replayWindowMs: { min: 5_000, max: HOUR_MS },
+  reaperIntervalMs: { min: 50, max: 60_000 },
+  // 0 would reap nothing; above SCRIPT_BATCH_MAX one call could block Redis too long.
+  reaperBatch: { min: 1, max: SCRIPT_BATCH_MAX },
+} as const;
+
+const REAPER_CHECKS: { readonly [K in keyof ReaperOptions]-?: OptionCheck } = {
+  intervalMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.reaperIntervalMs),
+  batch: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.reaperBatch),
+};
+
+const MODULE_CHECKS: { readonly [K in keyof EchoMqModuleOptions]-?: OptionCheck } = {
+  connection: (value, option) => checkConnection(value, option),
+  nodeId: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.nodeId),
+  defaults: (value, option) => assertQueueOptions(value, option),
+  queues: (value, option) => checkQueues(value, option),
+  eventsMaxLen: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.eventsMaxLen),
+  maxPayloadBytes: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.maxPayloadBytes),
+  idempotencyTtlMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.idempotencyTtlMs),
+  shutdownGraceMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.shutdownGraceMs),
+  commandTimeoutMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.commandTimeoutMs),
+  replayWindowMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.replayWindowMs),
+  reaper: (value, option) => checkFields(checkRecord(value, option), REAPER_CHECKS, option),
+};
+
+/**
+ * Checks every module option against its documented range and returns the settings
+ * with defaults filled in. Throws InvalidOptionError naming the first option refused.
+ * Nothing here touches Redis, so it can run before any connection is made.
+ */
+export function validateModuleOptions(options: unknown): ResolvedModuleSettings {
+  const record = checkRecord(options, 'EchoMqModule options');
+  if (record.connection === undefined) {
+    refuse(
+      'connection',
+      'is required: { url }, ioredis options (host, port, path) or { cluster: { nodes } }',
+    );
+  }
+  checkFields(record, MODULE_CHECKS, '');
+  const given = options as EchoMqModuleOptions;
+  const settings: ResolvedModuleSettings = {
+    eventsMaxLen: given.eventsMaxLen ?? MODULE_DEFAULTS.eventsMaxLen,
+    maxPayloadBytes: given.maxPayloadBytes ?? MODULE_DEFAULTS.maxPayloadBytes,
+    idempotencyTtlMs: given.idempotencyTtlMs ?? MODULE_DEFAULTS.idempotencyTtlMs,
+    shutdownGraceMs: given.shutdownGraceMs ?? MODULE_DEFAULTS.shutdownGraceMs,
+    commandTimeoutMs: given.commandTimeoutMs ?? MODULE_DEFAULTS.commandTimeoutMs,
+    replayWindowMs: given.replayWindowMs ?? MODULE_DEFAULTS.replayWindowMs,
+    reaperIntervalMs: given.reaper?.intervalMs ?? MODULE_DEFAULTS.reaperIntervalMs,
+    reaperBatch: given.reaper?.batch ?? MODULE_DEFAULTS.reaperBatch,
+  };
+  // A call repeated after its deadline passed must still find its first reply remembered.
+  if (settings.replayWindowMs < 2 * settings.commandTimeoutMs) {
+    refuse(
+      'replayWindowMs',
+      `must be at least 2 × commandTimeoutMs (${2 * settings.commandTimeoutMs}), got ${settings.replayWindowMs}` +
+        (given.replayWindowMs === undefined ? ' (the default)' : ''),
+    );
+  }
+  return settings;
+}
+
+function checkQueues(value: unknown, option: string): void {
+  for (const [name, queueOptions] of Object.entries(checkRecord(value, option))) {
+    const at = optionPath(option, name);
+    if (!isValidQueueName(name))
+      refuse(at, 'is not a valid queue name: use 1-64 characters from A-Z a-z 0-9 . _ -');
+    if (queueOptions !== undefined) assertQueueOptions(queueOptions, at);
+  }
+}
+
+/** Refuses a connection that names no server, rather than letting ioredis fall back to localhost:6379. */
+function checkConnection(value: unknown, option: string): void {
+  const connection = checkRecord(value, option);
+  const at = (key: string): string => optionPath(option, key);
+  if ('cluster' in connection) {
+    const cluster = checkRecord(connection.cluster, at('cluster'));
+    if (!Array.isArray(cluster.nodes) || cluster.nodes.length === 0) {
+      refuse(at('cluster.nodes'), 'must list at least one seed node');
+    }
+    for (const key of ['url', 'host', 'port', 'path']) {
+      if (connection[key] !== undefined)
+        refuse(at(key), 'cannot be given with cluster: the cluster names its nodes');
+    }
+    return;
+  }
+  if ('url' in connection && (typeof connection.url !== 'string' || connection.url.trim() === '')) {
+    // Typically `{ url: process.env.REDIS_URL }` with the variable unset.
+    refuse(
+      at('url'),
+      `must be a non-empty string, got ${describeValue(connection.url)} (is its environment variable set?)`,
+    );
+  }
+  const { host, port, path } = connection;
+  if (host !== undefined && (typeof host !== 'string' || host === '')) {
+    refuse(at('host'), `must be a non-empty string, got ${describeValue(host)}`);
+  }
+  if (port !== undefined) checkInteger(port, at('port'), { min: 1, max: 65_535 });
+  if (path !== undefined && (typeof path !== 'string' || path === '')) {
+    refuse(at('path'), `must be a non-empty string, got ${describeValue(path)}`);
+  }
+  if (connection.url === undefined && host === undefined && port === undefined && path === undefined) {
+    refuse(option, 'names no Redis server: give url, host/port, path or cluster.nodes');
+  }
+}
