@@ -1,71 +1,300 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { MAX_NODE } from '../ids';
+import { performance } from 'node:perf_hooks';
+import { LeasedSnowflakes, MAX_NODE, NodeLeaseLostError, type MintWindow } from '../ids';
 import { nodeLeaseKey } from '../keyspace';
 import type { RedisClient } from '../scripts';
 
-const LEASE_MS = 60_000;
-const RENEW_EVERY_MS = 20_000;
+/** TTL of `emq:node:<n>` and the length of every window; short, because a new holder waits one before minting. */
+export const NODE_LEASE_MS = 2_000;
+/** Kept back from each window for clock-rate drift on this host and clock skew between Redis hosts. */
+export const NODE_LEASE_MARGIN_MS = 200;
+/** Longest a release at shutdown waits for Redis; the key expires by itself anyway. */
+const RELEASE_TIMEOUT_MS = 1_000;
 
-/** Renews the lease only while this process still owns it (compare-and-expire). */
+/** Takes the node if free. Replies [1 if taken, server ms] (the time is what the new window is built on). */
+const ACQUIRE_LUA = `
+local taken = redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')
+local t = redis.call('TIME')
+return {taken and 1 or 0, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}`;
+/** Compare-and-expire. Replies [1 if still ours, server ms]; 0 means gone or someone else's: lost. */
 const RENEW_LUA = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0`;
+local held = redis.call('GET', KEYS[1]) == ARGV[1]
+if held then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+local t = redis.call('TIME')
+return {held and 1 or 0, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}`;
+/** Compare-and-delete: never deletes a lease another process has taken since. */
 const RELEASE_LUA = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0`;
 
+/** Timers the lease runs on; injected so tests drive time instead of sleeping. */
+export interface LeaseTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const REAL_TIMERS: LeaseTimers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export interface NodeLeaseOptions {
+  readonly leaseMs?: number;
+  readonly marginMs?: number;
+  /** Default leaseMs / 4, so a healthy process renews several times inside each window. */
+  readonly renewEveryMs?: number;
+  /** The node tried first (otherwise a random one); after a loss, the lost node is tried first. */
+  readonly firstNode?: number;
+  /** Monotonic milliseconds; performance.now by default. Never the wall clock. */
+  readonly clock?: () => number;
+  readonly timers?: LeaseTimers;
+  readonly logger?: Pick<Logger, 'warn' | 'error'>;
+}
+
+/** One acquisition of one node number, kept current by its renewals. */
+class Tenure implements MintWindow {
+  ceilingMs: number;
+  validUntil: number;
+  serverOffsetMs: number;
+  readonly floorMs: number;
+
+  constructor(
+    readonly node: number,
+    readonly token: string,
+    private readonly windowMs: number,
+    leaseMs: number,
+    sentAt: number,
+    receivedAt: number,
+    serverMs: number,
+  ) {
+    // A previous holder of this node may have lost its key to a deletion (a restart without
+    // persistence, a failover) without knowing yet: it still mints up to its own ceiling, which
+    // is below this floor because its last confirmation came before this acquisition.
+    this.floorMs = serverMs + leaseMs + 1;
+    this.ceilingMs = serverMs + windowMs;
+    this.validUntil = sentAt + windowMs;
+    this.serverOffsetMs = serverMs - receivedAt;
+  }
+
+  /** A renewal sent at `sentAt` found the key ours at server time `serverMs`. */
+  confirm(sentAt: number, receivedAt: number, serverMs: number): void {
+    // The key's new TTL started after sentAt, so the deadline counted from sentAt is inside it.
+    this.validUntil = Math.max(this.validUntil, sentAt + this.windowMs);
+    this.ceilingMs = Math.max(this.ceilingMs, serverMs + this.windowMs);
+    // serverMs was read between sentAt and receivedAt: anchoring it at receivedAt gives a
+    // server clock that is never ahead of the real one, behind by at most the round trip.
+    this.serverOffsetMs = serverMs - receivedAt;
+  }
+}
+
 /**
- * Leases a Snowflake node number from Redis (`emq:node:<n>`, SET NX with a TTL), so
- * no two live processes mint ids with the same node number. The lease is renewed
- * in the background and given back at shutdown.
+ * Leases a Snowflake node number from Redis (`emq:node:<n>`, SET NX with a TTL) and keeps the
+ * window in which this process may mint on it. A renewal that finds the key gone or someone
+ * else's ends the tenure at once and leases a node again (the same one first); a renewal that
+ * fails only leaves the window to close at its local deadline. Why this makes ids unique is
+ * written in docs/model.md, "Why ids are unique".
  */
 export class NodeLease {
-  private readonly logger = new Logger('EchoMQ');
-  private readonly owner = randomBytes(12).toString('hex');
-  private timer?: NodeJS.Timeout;
+  readonly snowflakes: LeasedSnowflakes;
+  private readonly leaseMs: number;
+  private readonly windowMs: number;
+  private readonly renewEveryMs: number;
+  private readonly clock: () => number;
+  private readonly timers: LeaseTimers;
+  private readonly logger: Pick<Logger, 'warn' | 'error'>;
+  private readonly listeners = new Set<() => void>();
+  private tenure?: Tenure;
+  private acquiring?: Promise<void>;
+  private renewing?: { readonly tenure: Tenure; readonly sentAt: number; readonly done: Promise<void> };
+  private renewTimer?: unknown;
+  /** After a loss, the lost node is tried first: taking it back keeps the process's ids on one node. */
+  private retakeNode?: number;
+  private closed = false;
 
-  private constructor(
+  constructor(
     private readonly redis: RedisClient,
-    readonly node: number,
-  ) {}
-
-  static async acquire(redis: RedisClient): Promise<NodeLease> {
-    const start = Math.floor(Math.random() * (MAX_NODE + 1));
-    for (let step = 0; step <= MAX_NODE; step++) {
-      const node = (start + step) % (MAX_NODE + 1);
-      const lease = new NodeLease(redis, node);
-      const taken = await redis.set(nodeLeaseKey(node), lease.owner, 'PX', LEASE_MS, 'NX');
-      if (taken === 'OK') {
-        lease.keepAlive();
-        return lease;
-      }
+    private readonly options: NodeLeaseOptions = {},
+  ) {
+    this.leaseMs = options.leaseMs ?? NODE_LEASE_MS;
+    this.windowMs = this.leaseMs - (options.marginMs ?? NODE_LEASE_MARGIN_MS);
+    this.renewEveryMs = options.renewEveryMs ?? this.leaseMs / 4;
+    if (!(this.windowMs > this.renewEveryMs && this.renewEveryMs > 0)) {
+      throw new RangeError('A node lease needs 0 < renewEveryMs < leaseMs - marginMs');
     }
-    throw new Error(`All ${MAX_NODE + 1} Snowflake node numbers are leased; set nodeId explicitly`);
+    this.clock = options.clock ?? (() => performance.now());
+    this.timers = options.timers ?? REAL_TIMERS;
+    this.logger = options.logger ?? new Logger('EchoMQ');
+    this.snowflakes = new LeasedSnowflakes(() => this.tenure, this.clock);
   }
 
-  private keepAlive(): void {
-    this.timer = setInterval(() => {
-      this.redis
-        .eval(RENEW_LUA, 1, nodeLeaseKey(this.node), this.owner, LEASE_MS)
-        .then((renewed) => {
-          if (Number(renewed) !== 1) {
-            this.logger.error(
-              `Lost the lease on Snowflake node ${this.node}; ids may collide. Set nodeId explicitly.`,
-            );
-          }
-        })
-        .catch((error: Error) => this.logger.warn(`Could not renew node lease: ${error.message}`));
-    }, RENEW_EVERY_MS);
-    this.timer.unref();
+  /** The node held now (it may still be waiting out its first window), or undefined. */
+  get node(): number | undefined {
+    return this.tenure?.node;
   }
 
-  async release(): Promise<void> {
-    clearInterval(this.timer);
-    await this.redis.eval(RELEASE_LUA, 1, nodeLeaseKey(this.node), this.owner);
+  /** The current window, for inspection; undefined while no node is held. */
+  window(): MintWindow | undefined {
+    return this.tenure;
+  }
+
+  /**
+   * Leases a node unless one is held, retrying (every renewal interval) while Redis is
+   * unreachable or every node is taken. Resolves once one is held, or when the lease is closed.
+   */
+  acquire(): Promise<void> {
+    if (this.tenure || this.closed) return Promise.resolve();
+    this.acquiring ??= this.acquireLoop(this.retakeNode ?? this.options.firstNode).finally(
+      () => (this.acquiring = undefined),
+    );
+    return this.acquiring;
+  }
+
+  /** One renewal (the timer runs one every renewEveryMs). At most one is in flight while it can still help. */
+  renew(): Promise<void> {
+    const tenure = this.tenure;
+    if (!tenure || this.closed) return Promise.resolve();
+    const pending = this.renewing;
+    // A renewal older than the window can no longer extend it: send a fresh one beside it.
+    if (pending?.tenure === tenure && this.clock() - pending.sentAt < this.windowMs) return pending.done;
+    const sentAt = this.clock();
+    const done = this.sendRenewal(tenure, sentAt).finally(() => {
+      if (this.renewing?.done === done) this.renewing = undefined;
+    });
+    this.renewing = { tenure, sentAt, done };
+    return done;
+  }
+
+  /** Resolves once an id can be minted; rejects with NodeLeaseLostError after timeoutMs. */
+  ready(timeoutMs: number): Promise<void> {
+    if (this.snowflakes.blocker() === undefined) return Promise.resolve();
+    const deadline = this.clock() + timeoutMs;
+    return new Promise<void>((resolve, reject) => {
+      let timer: unknown;
+      const check = (): void => {
+        this.timers.clearTimeout(timer);
+        const blocker = this.snowflakes.blocker();
+        const now = this.clock();
+        if (blocker === undefined || now >= deadline || this.closed) {
+          this.listeners.delete(check);
+          if (blocker === undefined) resolve();
+          else reject(new NodeLeaseLostError(blocker, this.node));
+          return;
+        }
+        // Look again when the window should open, at the deadline, or after a renewal interval;
+        // every change of tenure or window also looks again (listeners).
+        const wait = Math.min(deadline - now, this.snowflakes.msUntilOpen() ?? Infinity, this.renewEveryMs);
+        timer = this.timers.setTimeout(check, Math.max(1, wait));
+      };
+      this.listeners.add(check);
+      check();
+    });
+  }
+
+  /** Stops minting at once and gives the node back (compare-and-delete), waiting at most timeoutMs. */
+  async release(timeoutMs = RELEASE_TIMEOUT_MS): Promise<void> {
+    this.closed = true;
+    this.timers.clearTimeout(this.renewTimer);
+    const tenure = this.tenure;
+    this.tenure = undefined;
+    this.changed();
+    if (tenure) await this.bounded(this.giveBack(tenure), timeoutMs);
+  }
+
+  private async acquireLoop(firstNode: number | undefined): Promise<void> {
+    let start = firstNode ?? Math.floor(Math.random() * (MAX_NODE + 1));
+    while (!this.closed && !this.tenure) {
+      try {
+        if (await this.tryNodes(start)) return;
+        this.logger.error(
+          `All ${MAX_NODE + 1} Snowflake node numbers are leased; retrying. Set nodeId explicitly.`,
+        );
+      } catch (error) {
+        this.logger.warn(`Could not lease a Snowflake node number: ${(error as Error).message}`);
+      }
+      await new Promise<void>((resolve) => this.timers.setTimeout(resolve, this.renewEveryMs));
+      start = Math.floor(Math.random() * (MAX_NODE + 1));
+    }
+  }
+
+  /** Tries every node once, from `start`. True when one was taken. */
+  private async tryNodes(start: number): Promise<boolean> {
+    for (let step = 0; step <= MAX_NODE && !this.closed; step++) {
+      const node = (start + step) % (MAX_NODE + 1);
+      const token = randomBytes(12).toString('hex');
+      const sentAt = this.clock();
+      const reply = await this.redis.eval(ACQUIRE_LUA, 1, nodeLeaseKey(node), token, this.leaseMs);
+      const [taken, serverMs] = reply as [number, number];
+      if (taken !== 1) continue;
+      const tenure = new Tenure(node, token, this.windowMs, this.leaseMs, sentAt, this.clock(), serverMs);
+      if (this.closed) {
+        void this.giveBack(tenure); // released while this acquisition was in flight
+        return true;
+      }
+      this.tenure = tenure;
+      this.scheduleRenewal();
+      this.changed();
+      return true;
+    }
+    return false;
+  }
+
+  private async sendRenewal(tenure: Tenure, sentAt: number): Promise<void> {
+    let reply: unknown;
+    try {
+      reply = await this.redis.eval(RENEW_LUA, 1, nodeLeaseKey(tenure.node), tenure.token, this.leaseMs);
+    } catch (error) {
+      // Not a loss: the key may well still be ours. The window closes at its deadline unless a
+      // later renewal gets through.
+      this.logger.warn(
+        `Could not renew the lease on Snowflake node ${tenure.node}: ${(error as Error).message}`,
+      );
+      return;
+    }
+    if (this.tenure !== tenure) return; // lost or released meanwhile: a late reply changes nothing
+    const [held, serverMs] = reply as [number, number];
+    if (held === 1) {
+      tenure.confirm(sentAt, this.clock(), serverMs);
+      this.changed();
+      return;
+    }
+    // Our token is gone and can never come back (no one else writes it): stop minting now.
+    this.tenure = undefined;
+    this.timers.clearTimeout(this.renewTimer);
+    this.changed();
+    this.logger.error(
+      `Lost the lease on Snowflake node ${tenure.node}; minting paused until a node is leased again`,
+    );
+    this.retakeNode = tenure.node;
+    void this.acquire();
+  }
+
+  private scheduleRenewal(): void {
+    this.timers.clearTimeout(this.renewTimer);
+    this.renewTimer = this.timers.setTimeout(() => {
+      if (!this.tenure || this.closed) return;
+      void this.renew();
+      this.scheduleRenewal();
+    }, this.renewEveryMs);
+  }
+
+  private async giveBack(tenure: Tenure): Promise<void> {
+    try {
+      await this.redis.eval(RELEASE_LUA, 1, nodeLeaseKey(tenure.node), tenure.token);
+    } catch (error) {
+      this.logger.warn(`Could not release Snowflake node ${tenure.node}: ${(error as Error).message}`);
+    }
+  }
+
+  private bounded(work: Promise<void>, timeoutMs: number): Promise<void> {
+    let timer: unknown;
+    const timeout = new Promise<void>((resolve) => (timer = this.timers.setTimeout(resolve, timeoutMs)));
+    return Promise.race([work, timeout]).finally(() => this.timers.clearTimeout(timer));
+  }
+
+  private changed(): void {
+    for (const listener of [...this.listeners]) listener();
   }
 }

@@ -1,5 +1,5 @@
 import { BASE62_WIDTH, decodeBase62, encodeBase62, encodeBase62Parts } from './base62';
-import { SnowflakeMinter, snowflakeParts, type SnowflakeParts } from './snowflake';
+import { snowflakeParts, type SnowflakeParts, type SnowflakeSource } from './snowflake';
 
 /**
  * A branded id: a fixed brand (for jobs, `JOB`) followed by eleven Base62
@@ -38,7 +38,8 @@ export class BrandedId<Brand extends string = string> {
     return value === undefined ? undefined : snowflakeParts(value);
   }
 
-  minter(snowflakes: SnowflakeMinter): () => string {
+  /** Formats each Snowflake of `snowflakes`; errors it throws (a lost node lease) pass through. */
+  minter(snowflakes: SnowflakeSource): () => string {
     return () => {
       const { high, low } = snowflakes.nextParts();
       return this.brand + encodeBase62Parts(high, low);

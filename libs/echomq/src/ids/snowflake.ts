@@ -18,7 +18,13 @@ export interface SnowflakeParts {
   readonly sequence: number;
 }
 
+/** Milliseconds since the Unix epoch (a fraction is dropped). */
 export type Clock = () => number;
+
+/** What BrandedId.minter formats: the next Snowflake as two 32-bit halves. */
+export interface SnowflakeSource {
+  nextParts(): { high: number; low: number };
+}
 
 /**
  * Mints strictly increasing Snowflakes for one node.
@@ -28,7 +34,7 @@ export type Clock = () => number;
  * so ids from one process never go backwards. The node number must be unique among
  * live processes; the module leases it from Redis or takes it from configuration.
  */
-export class SnowflakeMinter {
+export class SnowflakeMinter implements SnowflakeSource {
   private lastMs = -1;
   private sequence = 0;
 
@@ -39,6 +45,11 @@ export class SnowflakeMinter {
     if (!Number.isInteger(node) || node < 0 || node > MAX_NODE) {
       throw new RangeError(`Snowflake node must be an integer in 0..${MAX_NODE}, got ${node}`);
     }
+  }
+
+  /** Unix ms of the last Snowflake issued (before the first: the epoch minus one). */
+  get lastTimeMs(): number {
+    return this.lastMs + SNOWFLAKE_EPOCH_MS;
   }
 
   next(): bigint {
@@ -64,7 +75,7 @@ export class SnowflakeMinter {
   }
 
   private advance(): void {
-    const nowMs = Math.max(this.clock() - SNOWFLAKE_EPOCH_MS, 0);
+    const nowMs = Math.max(Math.floor(this.clock()) - SNOWFLAKE_EPOCH_MS, 0);
     if (nowMs > this.lastMs) {
       this.lastMs = nowMs;
       this.sequence = 0;
