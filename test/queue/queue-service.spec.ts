@@ -305,7 +305,7 @@ describe('QueueService', () => {
         expect(await queues.isPaused(queue)).toBe(false);
         // Resume wakes idle workers.
         expect(await redis.llen(ctx.keys.wake)).toBeGreaterThan(0);
-        const { jobs } = await claimJobs(ctx, { count: 5, leaseMs: 30_000, claimantPrefix: 'w' });
+        const { jobs } = await claimJobs(ctx, { count: 5, leaseMs: 30_000, claimantPrefix: 'w2' });
         expect(jobs.map((j) => j.id)).toEqual([id]);
       });
     });

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidArgumentError } from '../errors';
-import type { JobId } from '../ids';
+import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
+import { NodeLeaseLostError, type JobId } from '../ids';
 import { assertJobId, QUEUE_REGISTRY_KEY, queueKeys, type StateSet } from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
 import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
 import { resolveModuleSettings } from '../module/echomq-options';
-import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
+import { JOB_ID_MINTER, JOB_ID_READY_TIMEOUT_MS, type JobIdMinter } from '../module/tokens';
 import {
   readJobView,
   readJobViews,
@@ -17,14 +17,23 @@ import {
 } from '../scripts';
 import { buildJobRecord, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
 import { toJobView, type JobView } from './job-view';
-import { QueueEventReader, type QueueEventListener } from './queue-events';
-import { waitForJob } from './wait-for';
-import { EnqueueBatcher } from './enqueue-batcher';
+import { QueueEventReaders } from '../events/event-readers';
+import type { QueueEventListener } from '../events/queue-event';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
 
-/** Most jobs one enqueueMany call takes; larger batches are split by the caller. */
-export const ENQUEUE_MANY_MAX = 10_000;
+import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
+import { newRequestId } from '../scripts/request-id';
+import { repeatUntilKnown } from '../scripts/repeat';
+import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
+
+export { ENQUEUE_MANY_MAX };
+
+/**
+ * How often a process writes a queue it uses into the registry again: the reaper drops
+ * queues that went idle, and a long-lived producer must bring its queue back.
+ */
+const REREGISTER_EVERY_MS = 60_000;
 
 /**
  * The application's handle on its queues: enqueue, read and administer jobs.
@@ -34,21 +43,22 @@ export const ENQUEUE_MANY_MAX = 10_000;
 export class QueueService {
   readonly settings: ResolvedModuleSettings;
   private readonly contexts = new Map<string, ScriptContext>();
-  private readonly registered = new Set<string>();
+  /** When this process last wrote each queue into the registry (local clock, ms). */
+  private readonly registered = new Map<string, number>();
   /** Options of the @Processor serving a queue in this application; they win over configuration. */
   private readonly processorOptions = new Map<string, QueueOptions>();
-  private readonly readers = new Map<string, Promise<QueueEventReader>>();
+  /** One event reader per queue someone listens to, closed when idle. */
+  private readonly readers: QueueEventReaders;
   private readonly batchers = new Map<string, EnqueueBatcher>();
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
     private readonly connections: RedisConnections,
-    @Inject(JOB_ID_MINTER) private readonly mintId: JobIdMinter,
+    @Inject(JOB_ID_MINTER) private readonly minter: JobIdMinter,
   ) {
     this.settings = resolveModuleSettings(options);
-    connections.beforeClose(async () => {
-      for (const reader of this.readers.values()) (await reader.catch(() => undefined))?.stop();
-    });
+    this.readers = new QueueEventReaders(connections);
+    connections.beforeClose(() => this.readers.stopAll());
   }
 
   /** The settings a queue runs with, from configuration; `overrides` (e.g. a decorator's) win. */
@@ -78,17 +88,23 @@ export class QueueService {
         redis: this.connections.client,
         keys: queueKeys(queue),
         eventsMaxLen: this.settings.eventsMaxLen,
+        replayWindowMs: this.settings.replayWindowMs,
       };
       this.contexts.set(queue, ctx);
     }
     return ctx;
   }
 
-  /** Adds the queue to the registry that reapers and tools read (once per process). */
+  /** Adds the queue to the registry that reapers and tools read (again once a minute while in use). */
   async register(queue: string): Promise<void> {
-    if (this.registered.has(queue)) return;
+    if (!this.needsRegistering(queue)) return;
     await this.reregister([queue]);
-    this.registered.add(queue);
+    this.registered.set(queue, Date.now());
+  }
+
+  private needsRegistering(queue: string): boolean {
+    const at = this.registered.get(queue);
+    return at === undefined || Date.now() - at > REREGISTER_EVERY_MS;
   }
 
   /** Writes queue names to the registry again, whatever this process remembers (one command). */
@@ -103,20 +119,45 @@ export class QueueService {
     return id;
   }
 
-  /** Enqueues every job in one round trip, all or nothing. Ids come back in input order. */
+  /**
+   * Enqueues every job in one script call, all or nothing. Ids come back in input order.
+   * At most ENQUEUE_MANY_MAX jobs and ENQUEUE_CALL_MAX_BYTES of payload: one script call
+   * blocks Redis while it runs, so a larger batch is refused before anything is sent.
+   */
   async enqueueMany<T>(queue: string, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
     const ctx = this.context(queue);
     if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
-      throw new InvalidArgumentError(`enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs`);
+      throw new InvalidArgumentError(
+        `enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs (one script call moves at most that many, ` +
+          'so Redis is never blocked for more than a few milliseconds); split larger batches',
+      );
     }
     if (jobs.length === 0) return [];
     const { maxAttempts } = this.queueOptions(queue);
-    const records = jobs.map((job) =>
-      buildJobRecord(this.mintId(), job, maxAttempts, this.settings.maxPayloadBytes),
+    const ids = await this.mintIds(jobs.length);
+    const records = jobs.map((job, index) =>
+      buildJobRecord(ids[index], job, maxAttempts, this.settings.maxPayloadBytes),
     );
-    if (!this.registered.has(queue)) await this.register(queue);
+    const bytes = payloadBytes(records);
+    if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
+    if (this.needsRegistering(queue)) await this.register(queue);
     const outcomes = await this.batcher(queue, ctx).submit(records);
     return outcomes.map((outcome) => outcome.id as JobId);
+  }
+
+  /**
+   * Ids are minted only on a node number this process holds (docs/model.md, "Why ids are
+   * unique"); while its lease is being confirmed or taken back, enqueue waits, boundedly.
+   */
+  private async mintIds(count: number): Promise<string[]> {
+    const mint = (): string[] => Array.from({ length: count }, () => this.minter.mint());
+    try {
+      return mint();
+    } catch (error) {
+      if (!(error instanceof NodeLeaseLostError)) throw error;
+      await this.minter.ready(JOB_ID_READY_TIMEOUT_MS);
+      return mint();
+    }
   }
 
   /** The job and its state, or undefined when no such job exists (or it finished and was not retained). */
@@ -168,13 +209,26 @@ export class QueueService {
   /** dead -> pending with a fresh retry budget. Throws JobNotFoundError / JobStateError. */
   async retry(queue: string, id: string): Promise<void> {
     const ctx = this.context(queue);
-    await retryDead(ctx, assertJobId(id));
+    const jobId = assertJobId(id);
+    const requestId = newRequestId();
+    await repeatUntilKnown(() => retryDead(ctx, jobId, requestId), this.repeatOnce());
   }
 
   /** Removes a job in any state; an active job's handler is aborted at its next heartbeat. */
   async remove(queue: string, id: string): Promise<RemovedFrom> {
     const ctx = this.context(queue);
-    return removeJob(ctx, assertJobId(id));
+    const jobId = assertJobId(id);
+    const requestId = newRequestId();
+    return repeatUntilKnown(() => removeJob(ctx, jobId, requestId), this.repeatOnce());
+  }
+
+  /**
+   * An admin call whose reply was lost is repeated under its request id (so a remove that
+   * went through reports its state, not 404) for up to one more deadline; an unreachable
+   * Redis is reported at once, having already waited a deadline.
+   */
+  private repeatOnce(): { untilMs: number; retryUnavailable: boolean } {
+    return { untilMs: Date.now() + this.settings.commandTimeoutMs * 2, retryUnavailable: false };
   }
 
   /**
@@ -184,39 +238,31 @@ export class QueueService {
    */
   async waitFor<R = unknown>(queue: string, id: string, timeoutMs = 30_000): Promise<R> {
     const jobId = assertJobId(id);
-    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) {
-      throw new InvalidArgumentError('timeoutMs must be a non-negative integer');
+    // Past 2^31-1 ms Node's timers fire at once, which would turn a long wait into an instant timeout.
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
+      throw new InvalidArgumentError('timeoutMs must be an integer from 0 to 2147483647');
     }
-    const reader = await this.eventReader(queue);
-    return (await waitForJob(reader, jobId, timeoutMs, () => this.getJob(queue, jobId))) as R;
+    return (await this.readers.waitFor(queue, jobId, timeoutMs, () => this.getJob(queue, jobId))) as R;
   }
 
   /**
    * Calls listener with every event of the queue from now on (completed, failed, dead,
    * ...). Returns the function that unsubscribes. All subscriptions and waits of one
-   * queue share one connection.
+   * queue share one connection, closed once none is left for a while. A listener that
+   * throws or rejects is logged; it never stops other listeners or waits.
    */
   async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
-    return (await this.eventReader(queue)).subscribe(listener);
+    return this.readers.subscribe(queue, listener);
   }
 
   private batcher(queue: string, ctx: ScriptContext): EnqueueBatcher {
     let batcher = this.batchers.get(queue);
     if (!batcher) {
-      batcher = new EnqueueBatcher(ctx, this.settings.idempotencyTtlMs);
+      // Repeats of a lost enqueue reply stay well inside the window in which scripts remember it.
+      batcher = new EnqueueBatcher(ctx, this.settings.idempotencyTtlMs, this.settings.replayWindowMs / 2);
       this.batchers.set(queue, batcher);
     }
     return batcher;
-  }
-
-  private eventReader(queue: string): Promise<QueueEventReader> {
-    let reader = this.readers.get(queue);
-    if (!reader) {
-      reader = QueueEventReader.start(this.connections, this.context(queue).keys);
-      this.readers.set(queue, reader);
-      reader.catch(() => this.readers.delete(queue));
-    }
-    return reader;
   }
 
   /** Workers stop claiming from a paused queue; enqueue keeps working. */
