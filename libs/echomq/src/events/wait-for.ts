@@ -13,6 +13,8 @@ import type { EventWaiter } from './waiter-index';
  */
 export const FINAL_READ_GRACE_MS = 2_000;
 
+const LIVE = new Set(['pending', 'active', 'schedule']);
+
 /** The parts of a reader a wait uses. */
 type WaitReader = Pick<QueueEventReader, 'watch' | 'caughtUp' | 'finished'>;
 
@@ -73,6 +75,10 @@ class JobWait implements EventWaiter {
     if (this.done) return;
     if (verdict.kind !== 'read') return this.finish(verdict);
     const view = await this.readView();
+    if (this.done) return;
+    // A job that is live again (retried from dead since) makes this an event of an earlier
+    // life, delivered after the wait began: the wait goes on for the current one.
+    if (view && LIVE.has(view.state)) return;
     const outcome = outcomeOfView(this.id, view);
     if (!outcome && verdict.fallback.kind === 'resolve') {
       this.logger.warn(`waitFor ${this.id}: its result was left out of the event and its row is gone`);

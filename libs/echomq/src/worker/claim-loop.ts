@@ -1,21 +1,40 @@
 import type { Logger } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isTransientRedisError } from '../errors';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import { claimJobs, releaseJobs, type ScriptContext } from '../scripts';
+import { claimJobs, type ClaimBatch, type ScriptContext } from '../scripts';
+import { SCRIPT_BATCH_MAX } from '../scripts/limits';
+import { newRequestId } from '../scripts/request-id';
 import type { JobRunner, WorkerEventEmitter } from './job-runner';
 import type { LeaseKeeper } from './lease-keeper';
+import { releaseAtShutdown } from './release-at-shutdown';
 import { RunningJob } from './running-job';
 import type { WakeWaiter } from './wake-waiter';
 
 /** Longest an idle loop blocks before it claims again anyway (a safety net, not a poll). */
 const IDLE_MAX_MS = 5_000;
 const ERROR_BACKOFF_MAX_MS = 5_000;
+const REPEAT_FIRST_MS = 50;
+const REPEAT_MAX_MS = 2_000;
+/** After the grace period, how long handlers aborted but not released get to return and be settled. */
+const ABORTED_RETURN_MS = 1_000;
+
+export interface ClaimLoopTiming {
+  /**
+   * How long after its first send a call may still be repeated under its request id: the
+   * replay window, less one command deadline, so the last repeat lands while Redis still
+   * holds the first call's recorded outcome.
+   */
+  readonly repeatForMs: number;
+  /** The deadline of one Redis command: what one call can add to a shutdown. */
+  readonly commandTimeoutMs: number;
+}
 
 /**
- * One processor's claim loop. It claims as many jobs as it has free slots in one
- * call, runs them concurrently and never holds more than `concurrency`. When the
- * queue is empty it blocks on the wake list until enqueue signals, bounded by the
- * next scheduled run-at, so an idle queue costs no polling.
+ * One processor's claim loop. It claims as many jobs as it has free slots, in calls of
+ * at most SCRIPT_BATCH_MAX, runs them concurrently and never holds more than
+ * `concurrency`. When the queue is empty it blocks on the wake list until enqueue
+ * signals, bounded by the next scheduled run-at, so an idle queue costs no polling.
  */
 export class ClaimLoop {
   /** Jobs whose handler is running: what concurrency counts. */
@@ -25,8 +44,7 @@ export class ClaimLoop {
    * waits for these (not for handlers that ignore their abort) before connections close.
    */
   private readonly settling = new Set<Promise<void>>();
-  private readonly claimantBase = randomBytes(6).toString('hex');
-  private calls = 0;
+  private readonly stopped = new AbortController();
   private stopping = false;
   private loop?: Promise<void>;
   private changeWaiters: (() => void)[] = [];
@@ -39,6 +57,7 @@ export class ClaimLoop {
     private readonly keeper: LeaseKeeper,
     private readonly waiter: WakeWaiter,
     private readonly logger: Logger,
+    private readonly timing: ClaimLoopTiming,
   ) {}
 
   /** completed / failed / stale, per job, after Redis recorded the outcome. */
@@ -56,34 +75,29 @@ export class ClaimLoop {
   }
 
   /**
-   * Stops claiming, lets in-flight jobs finish for up to graceMs, then releases the
-   * rest to pending (their retry budget intact) and aborts their handlers.
+   * Stops claiming, lets in-flight jobs finish for up to graceMs, then releases the rest
+   * to pending (their retry budget intact) and aborts their handlers. Every step is
+   * bounded whatever the network does: each Redis call by the command deadline, and
+   * repeats end one deadline past the grace period, so stop() returns within about
+   * graceMs + 3 command deadlines + ABORTED_RETURN_MS.
    */
   async stop(graceMs: number): Promise<void> {
+    const graceEnd = Date.now() + graceMs;
+    const repeatEnd = graceEnd + this.timing.commandTimeoutMs;
     this.stopping = true;
+    this.stopped.abort();
+    this.runner.stopRepeatingAt(repeatEnd);
     this.waiter.interrupt();
     this.notify();
     await this.loop;
-    await this.settledOrTimeout(graceMs);
+    await this.handlersReturned(graceEnd);
     const left = [...this.running.values()];
     if (left.length > 0) {
-      try {
-        const released = await releaseJobs(
-          this.ctx,
-          left.map((job) => job.claim),
-        );
-        this.logger.log(
-          `Released ${released.filter(Boolean).length} unfinished job(s) of ${this.queue} to pending`,
-        );
-      } catch (error) {
-        this.logger.error(
-          `Could not release jobs at shutdown (${(error as Error).message}); leases will expire`,
-        );
-      }
-      for (const job of left)
-        job.abort('shutdown', `The worker is shutting down; job ${job.record.id} was released`);
+      const unreleased = await releaseAtShutdown(this.ctx, this.queue, left, repeatEnd, this.logger);
+      // Their outcomes still count: a handler that returns now is settled (see JobRunner.run).
+      await this.handlersReturned(Date.now() + ABORTED_RETURN_MS, unreleased);
     }
-    // Outcomes already computed still go out (settle retries are bounded by the lease).
+    // Outcomes already computed still go out (settle repeats end at repeatEnd).
     await Promise.all(this.settling);
     this.keeper.stop();
     this.waiter.interrupt();
@@ -97,16 +111,11 @@ export class ClaimLoop {
         await this.changed();
         continue;
       }
+      const count = Math.min(free, SCRIPT_BATCH_MAX);
       try {
-        const sentAt = Date.now();
-        const batch = await claimJobs(this.ctx, {
-          count: free,
-          leaseMs: this.options.leaseMs,
-          claimantPrefix: `${this.claimantBase}:${++this.calls}`,
-        });
+        const batch = await this.claim(count);
         failures = 0;
-        for (const record of batch.jobs) this.launch(new RunningJob(record, sentAt, this.options.leaseMs));
-        if (batch.jobs.length < free && !this.stopping) {
+        if (batch.jobs.length < count && !this.stopping) {
           // Pending is empty (or the queue is paused): sleep until woken or the next run-at.
           const serverNow = batch.leaseDeadline - this.options.leaseMs;
           const untilDue = batch.nextRunAt === null ? IDLE_MAX_MS : batch.nextRunAt - serverNow;
@@ -117,6 +126,32 @@ export class ClaimLoop {
         failures += 1;
         this.logger.warn(`Claim loop of ${this.queue}: ${(error as Error).message}; retrying`);
         await this.changed(Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures));
+      }
+    }
+  }
+
+  /**
+   * One claim of up to `count` jobs, launched as they arrive. While its outcome is unknown
+   * it is repeated with the same claimant prefix (the request id): if the lost call did
+   * claim jobs, the repeat hands exactly those to this loop, instead of leaving them in
+   * active, held by nobody, until their leases run out. Their leases are counted from the
+   * first send, the earliest the lost call can have run.
+   */
+  private async claim(count: number): Promise<ClaimBatch> {
+    const request = { count, leaseMs: this.options.leaseMs, claimantPrefix: newRequestId() };
+    const sentAt = Date.now();
+    const untilMs = sentAt + this.timing.repeatForMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const batch = await claimJobs(this.ctx, request);
+        for (const record of batch.jobs) this.launch(new RunningJob(record, sentAt, this.options.leaseMs));
+        return batch;
+      } catch (error) {
+        if (!isTransientRedisError(error) || this.stopping || Date.now() >= untilMs) throw error;
+        this.logger.warn(`Claim on ${this.queue}: ${error.message}; repeating it (${attempt})`);
+        const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** (attempt - 1), untilMs - Date.now());
+        await sleep(delay, undefined, { signal: this.stopped.signal }).catch(() => undefined);
+        if (this.stopping) throw error;
       }
     }
   }
@@ -166,10 +201,14 @@ export class ClaimLoop {
     for (const wake of waiters) wake();
   }
 
-  private async settledOrTimeout(graceMs: number): Promise<void> {
-    const deadline = Date.now() + graceMs;
-    while (this.running.size > 0 && Date.now() < deadline) {
-      await this.changed(deadline - Date.now());
+  /** Waits until the given jobs' handlers (all running ones when omitted) returned, or the deadline. */
+  private async handlersReturned(deadlineMs: number, jobs?: readonly RunningJob[]): Promise<void> {
+    const busy = (): boolean =>
+      jobs === undefined
+        ? this.running.size > 0
+        : jobs.some((job) => this.running.get(job.claim.claimant) === job);
+    while (busy() && Date.now() < deadlineMs) {
+      await this.changed(deadlineMs - Date.now());
     }
   }
 }

@@ -1,19 +1,22 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '@nestjs/common';
-import { StaleJobError, UnrecoverableError } from '../errors';
+import { isTransientRedisError, StaleJobError, UnrecoverableError } from '../errors';
 import { jsonText } from '../json';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import { failJob, type ScriptContext } from '../scripts';
-
-import { backoffDelay } from './backoff';
+import { failJob, releaseJobs, type FailOutcome, type ScriptContext } from '../scripts';
+import { newRequestId } from '../scripts/request-id';
 import { ClaimedJob } from './claimed-job';
 import type { Completer } from './completer';
+import { failRequest } from './fail-request';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
 import type { RunningJob } from './running-job';
 
-const ERROR_TEXT_MAX = 4_096;
+/** Tries of a settlement call that Redis refused outright (nothing was written, so trying again is safe). */
 const SETTLE_TRIES = 5;
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 2_000;
+const GAVE_UP = Symbol('gave up');
 
 type Outcome =
   { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
@@ -25,6 +28,7 @@ export type Dispatch = (job: Job) => unknown;
  * - completed (id, result): the job completed;
  * - failed (id, error, state): the handler threw; state is where the job went (schedule, pending or dead);
  * - stale (id, attempt): the job finished after its lease was lost; Redis kept the newer claim's state.
+ * A listener that throws is logged and changes nothing: the outcome is already recorded.
  */
 export interface WorkerEvents {
   completed: [id: string, result: unknown];
@@ -34,9 +38,9 @@ export interface WorkerEvents {
 
 export type WorkerEventEmitter = EventEmitter<WorkerEvents>;
 
-function describeError(error: unknown): string {
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  return text.length > ERROR_TEXT_MAX ? `${text.slice(0, ERROR_TEXT_MAX)}...` : text;
+export interface JobRunnerTiming {
+  /** How long after its first send a settlement may be repeated under its request id. */
+  readonly repeatForMs: number;
 }
 
 function resultJson(value: unknown): string {
@@ -49,15 +53,18 @@ function resultJson(value: unknown): string {
 
 /**
  * Runs one claimed job: builds the Job a handler sees, calls the handler, and
- * settles the claim (complete on a value, fail on a throw). Settling is retried
- * briefly through transient Redis errors while the lease lasts; a stale claim is
- * counted and logged, never thrown out of the loop.
+ * settles the claim (complete on a value, fail on a throw, release when the handler
+ * was interrupted by shutdown). Each settlement is one call under one request id,
+ * repeated through transient Redis errors while the lease lasts (never past the replay
+ * window or the shutdown deadline), so a repeat of a call that took effect reads back
+ * its recorded outcome. A stale claim is counted and logged, never thrown out of the loop.
  */
 export class JobRunner {
   /** Settlements refused as STALE (the lease had been lost); exposed for monitoring and tests. */
   staleSettlements = 0;
   /** Worker-side outcomes, once Redis has recorded them (see WorkerEvents). */
   readonly events: WorkerEventEmitter = new EventEmitter<WorkerEvents>();
+  private stopAtMs = Infinity;
 
   constructor(
     private readonly queue: string,
@@ -67,7 +74,14 @@ export class JobRunner {
     private readonly completer: Completer,
     private readonly dispatch: Dispatch,
     private readonly logger: Logger,
+    private readonly timing: JobRunnerTiming,
   ) {}
+
+  /** At shutdown: settlement calls are not repeated after this local time. */
+  stopRepeatingAt(ms: number): void {
+    this.stopAtMs = Math.min(this.stopAtMs, ms);
+    this.completer.stopRepeatingAt(ms);
+  }
 
   /**
    * Runs the handler, then settles. `handlerDone` is called as soon as the handler
@@ -85,9 +99,9 @@ export class JobRunner {
     // completion would report the lease lost and abort a job that just succeeded.
     this.keeper.untrack(running);
     handlerDone();
-    if (running.reason?.reason === 'shutdown') {
-      return; // released at shutdown: the job is already back in pending
-    }
+    // Released at shutdown and recorded: the job is back in pending, its outcome moot. A
+    // release that failed or was refused settles as usual, so a handler that succeeded still completes.
+    if (running.released && (await running.released)) return;
     await this.settle(running, outcome);
   }
 
@@ -102,47 +116,118 @@ export class JobRunner {
   }
 
   private async settle(running: RunningJob, outcome: Outcome): Promise<void> {
+    if (outcome.ok) {
+      let result: string;
+      try {
+        result = resultJson(outcome.value);
+      } catch (error) {
+        return this.fail(running, error);
+      }
+      return this.complete(running, outcome.value, result);
+    }
+    // Interrupted by shutdown and not released yet: give it back rather than spend its budget.
+    if (running.reason?.reason === 'shutdown') return this.release(running);
+    return this.fail(running, outcome.error);
+  }
+
+  private async complete(running: RunningJob, value: unknown, result: string): Promise<void> {
     const { record, claim } = running;
+    // The Completer repeats its batch under the batch's request id; once it gives up on a
+    // transient error the outcome is unknown, and sending again under a new id could read
+    // STALE for a completion that happened, so only refusals are tried again here.
+    const completed = await this.attempt(
+      running,
+      'complete',
+      () => this.completer.complete({ claim, result }, running.leaseValidUntil),
+      false,
+    );
+    if (completed === GAVE_UP) return;
+    if (!completed) return this.stale(running);
+    this.emit('completed', record.id, value);
+  }
+
+  private async fail(running: RunningJob, error: unknown): Promise<void> {
+    const request = failRequest(this.options.backoff, running.record, error);
+    let failed: FailOutcome | typeof GAVE_UP;
+    try {
+      failed = await this.attempt(running, 'fail', (requestId) =>
+        failJob(this.ctx, running.claim, request, requestId),
+      );
+    } catch (reason) {
+      if (reason instanceof StaleJobError) return this.stale(running);
+      throw reason;
+    }
+    if (failed !== GAVE_UP) this.emit('failed', running.record.id, error, failed.state);
+  }
+
+  private async release(running: RunningJob): Promise<void> {
+    const released = await this.attempt(running, 'release', (requestId) =>
+      releaseJobs(this.ctx, [running.claim], requestId),
+    );
+    if (released === GAVE_UP) return;
+    if (!released[0]) return this.stale(running);
+    this.logger.log(`Job ${running.record.id} was interrupted by shutdown and released to pending`);
+  }
+
+  /**
+   * One settlement call, made again under the same request id while its outcome is
+   * unknown (when `repeatUnknown`) and a few times when Redis refused it, until the job's
+   * local lease end, the replay window or the shutdown deadline. StaleJobError passes
+   * through; GAVE_UP means the call was given up on (logged).
+   */
+  private async attempt<T>(
+    running: RunningJob,
+    verb: string,
+    call: (requestId: string) => Promise<T>,
+    repeatUnknown = true,
+  ): Promise<T | typeof GAVE_UP> {
+    const requestId = newRequestId();
+    const repeatEnd = Date.now() + this.timing.repeatForMs;
     for (let tries = 1; ; tries++) {
       try {
-        if (outcome.ok) {
-          let result: string;
-          try {
-            result = resultJson(outcome.value);
-          } catch (error) {
-            outcome = { ok: false, error };
-            continue;
-          }
-          if (!(await this.completer.complete({ claim, result })))
-            throw new StaleJobError(record.id, record.attempt);
-          this.events.emit('completed', record.id, outcome.value);
-        } else {
-          const spent = record.attempt - record.budgetBase;
-          const failed = await failJob(this.ctx, claim, {
-            error: describeError(outcome.error),
-            backoffMs: backoffDelay(this.options.backoff, spent, outcome.error),
-            unrecoverable: outcome.error instanceof UnrecoverableError,
-          });
-          this.events.emit('failed', record.id, outcome.error, failed.state);
-        }
-        return;
+        return await call(requestId);
       } catch (error) {
-        if (error instanceof StaleJobError) {
-          this.staleSettlements += 1;
-          this.events.emit('stale', record.id, record.attempt);
-          this.logger.warn(
-            `Job ${record.id} attempt ${record.attempt} finished after its lease was lost: ignored`,
-          );
-          return;
-        }
-        if (tries >= SETTLE_TRIES || Date.now() > running.leaseValidUntil) {
+        if (error instanceof StaleJobError) throw error;
+        const untilMs = Math.min(running.leaseValidUntil, repeatEnd, this.stopAtMs);
+        const transient = isTransientRedisError(error);
+        const again = transient ? repeatUnknown : tries < SETTLE_TRIES;
+        if (!again || Date.now() >= untilMs) {
           this.logger.error(
-            `Could not settle job ${record.id} (${(error as Error).message}); the reaper will return it when its lease expires`,
+            `Could not ${verb} job ${running.record.id} (${(error as Error).message}); ` +
+              'the reaper will return it when its lease expires',
           );
-          return;
+          return GAVE_UP;
         }
-        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** tries));
+        const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** tries, untilMs - Date.now());
+        await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
+  }
+
+  private stale(running: RunningJob): void {
+    const { record } = running;
+    this.staleSettlements += 1;
+    this.logger.warn(`Job ${record.id} attempt ${record.attempt} finished after its lease was lost: ignored`);
+    this.emit('stale', record.id, record.attempt);
+  }
+
+  /**
+   * Calls each listener on its own: one that throws (or rejects) is logged, and neither
+   * the other listeners nor the job's outcome, already recorded in Redis, are affected.
+   */
+  private emit<K extends keyof WorkerEvents>(name: K, ...args: WorkerEvents[K]): void {
+    for (const listener of this.events.rawListeners(name) as ((...values: unknown[]) => unknown)[]) {
+      try {
+        const returned = Reflect.apply(listener, this.events, args);
+        if (returned instanceof Promise) returned.catch((error: unknown) => this.listenerFailed(name, error));
+      } catch (error) {
+        this.listenerFailed(name, error);
+      }
+    }
+  }
+
+  private listenerFailed(name: string, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    this.logger.error(`A '${name}' listener of queue ${this.queue} threw: ${message}`);
   }
 }

@@ -20,7 +20,10 @@ export interface Job<T = unknown> {
   readonly signal: AbortSignal;
   /** Stores progress (any JSON value) on the job, readable through QueueService.getJob. */
   progress(value: unknown): Promise<void>;
-  /** Pushes the lease deadline to now + ms (default: the queue's lease). */
+  /**
+   * Pushes the lease deadline to now + ms (default: the queue's lease), never earlier than it
+   * is: neither this nor the heartbeat ever shortens a lease.
+   */
   extendLease(ms?: number): Promise<void>;
 }
 

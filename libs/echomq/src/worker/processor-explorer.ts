@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { ProcessorDefinitionError } from '../errors';
+import { completeJobs } from '../scripts';
 import { RedisConnections } from '../connection/redis-connections';
 import { QueueService } from '../queue/queue.service';
 import { ClaimLoop } from './claim-loop';
@@ -106,10 +107,21 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     const options = assertWorkerOptions(queue, this.queues.queueOptions(queue));
     const ctx = this.queues.context(queue);
     const logger = new Logger(`EchoMQ:${queue}`);
+    const { commandTimeoutMs, replayWindowMs } = this.queues.settings;
+    // A repeat may wait out a full command deadline before Redis runs it: stop repeating
+    // one deadline before the replay window ends, so every repeat still finds the first
+    // call's recorded outcome (the module keeps the window at least two deadlines long).
+    const timing = { commandTimeoutMs, repeatForMs: replayWindowMs - commandTimeoutMs };
     const keeper = new LeaseKeeper(ctx, options.leaseMs, logger);
-    const completer = new Completer(ctx, options.retainCompletedMs);
-    const runner = new JobRunner(queue, options, ctx, keeper, completer, dispatch, logger);
+    const completer = new Completer(
+      (completions, requestId) => completeJobs(ctx, completions, options.retainCompletedMs, requestId),
+      {
+        repeatForMs: timing.repeatForMs,
+        onRepeat: (error) => logger.warn(`Completions of ${queue}: ${error.message}; repeating the batch`),
+      },
+    );
+    const runner = new JobRunner(queue, options, ctx, keeper, completer, dispatch, logger, timing);
     const waiter = new WakeWaiter(this.connections, ctx.keys.wake);
-    return new ClaimLoop(queue, options, ctx, runner, keeper, waiter, logger);
+    return new ClaimLoop(queue, options, ctx, runner, keeper, waiter, logger, timing);
   }
 }
