@@ -5,8 +5,18 @@
  *
  * The model never reads Redis. Values only the server can know (its clock) are taken from
  * the transition's reply (lease deadline, run-at) and then checked against the sets.
+ *
+ * Besides job state it knows every write call's reply record (invariant 9): which request
+ * ids have one, so their keys are expected, and what a repeat of the call must answer.
  */
 import type { ClaimedJobRecord, ClaimRef, EnqueueOutcome, RemovedFrom } from '@app/echomq';
+import {
+  ERROR_TEXT_MAX,
+  EVENT_ERROR_MAX_BYTES,
+  EVENT_RESULT_MAX_BYTES,
+  EVENT_RESULTS_TOTAL_MAX_BYTES,
+  LEFT_OUT_RESULT_KEEP_MS,
+} from '@app/echomq/scripts/limits';
 
 /** Leases, delays and backoffs are long, so only a score rewritten into the past is ever due. */
 export const LEASE_MS = 3_600_000;
@@ -20,6 +30,19 @@ export type SetName = (typeof SET_NAMES)[number];
 /** completed = row retained in no set; gone = no row and no set (completed without retention, or removed). */
 export type Place = SetName | 'completed' | 'gone';
 
+/** The eight write transitions: each takes a request id and records its reply (invariant 9). */
+export const WRITE_KINDS = [
+  'enqueue',
+  'claim',
+  'complete',
+  'fail',
+  'extend',
+  'release',
+  'retry',
+  'remove',
+] as const;
+export type WriteKind = (typeof WRITE_KINDS)[number];
+
 export type Score =
   | { readonly kind: 'exact'; readonly value: number }
   /** enqueued with a relative delay: run-at = server now at the call + delay, now >= notBefore. */
@@ -29,7 +52,7 @@ const ZERO: Score = { kind: 'exact', value: 0 };
 
 export interface ModelJob {
   readonly id: string;
-  /** Mint order. */
+  /** Mint call order (labels only; the order of ids is their byte order, see byId). */
   readonly seq: number;
   readonly data: string;
   readonly name: string;
@@ -51,12 +74,16 @@ export interface ModelJob {
   progress: string | null;
   /** Completed (retained): finished-at is at least this (server ms). */
   finishedNotBefore: number;
+  /** Completed (retained): the row's TTL is at most this (ms). */
+  keepMs: number;
 }
 
 export interface ModelEvent {
   readonly type: string;
-  /** The event's id or comma-joined ids. */
+  /** The event's comma-joined ids. */
   readonly ids: string;
+  /** Every other field of the entry, exactly. */
+  readonly fields: Readonly<Record<string, string>>;
 }
 
 export type When = 'now' | 'delay' | 'runAtPast' | 'runAtFuture' | 'runAtWins';
@@ -71,18 +98,31 @@ export interface ResolvedSpec {
   readonly idem: string | null;
 }
 
-export type EnqueuePrediction =
+/** One group of an enqueue call: its jobs' outcomes, or refused alone (naming the first clashing id). */
+export type GroupPrediction =
   | { readonly kind: 'ok'; readonly outcomes: EnqueueOutcome[] }
-  /** Refused; the error names one of `ids` (ids with a row, or given twice in the batch). */
-  | { readonly kind: 'exists'; readonly ids: readonly string[] };
+  | { readonly kind: 'exists'; readonly id: string };
 
 export type FailMode = 'backoff' | 'now' | 'unrecoverable';
 
+/** A write call whose reply Redis keeps (under emq:{q}:reply:<request id>) for the replay window. */
+export interface ReplyRecord {
+  readonly requestId: string;
+  readonly kind: WriteKind;
+  /** The step that made the call. */
+  readonly step: number;
+}
+
+/** Ids compare by their bytes (ASCII), which is mint order, across minters too (DESIGN §2). */
+export function byId(a: { readonly id: string }, b: { readonly id: string }): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 export class Model {
-  /** Jobs ever written. An id minted but never written (its batch was refused, or an idempotency
+  /** Jobs ever written. An id minted but never written (its group was refused, or an idempotency
    *  key matched) has a seq but no job: a phantom, which must never get a row or a set. */
   readonly jobs = new Map<string, ModelJob>();
-  /** Mint order of every id this run minted. */
+  /** Mint call order of every id this run minted. */
   readonly seqOf = new Map<string, number>();
   readonly idem = new Map<string, string>();
   /** Every claim ever handed out, current or not: the source of stale calls. */
@@ -91,14 +131,22 @@ export class Model {
   readonly endedBy = new Map<string, 'complete' | 'fail' | 'release' | 'reap' | 'remove'>();
   readonly metrics: Record<string, number> = {};
   readonly events: ModelEvent[] = [];
+  /** Reply records that exist, by request id, in call order. */
+  readonly replies = new Map<string, ReplyRecord>();
   paused = false;
   /** Commands run so far (bounds the sequence). */
   steps = 0;
   private nextSeq = 0;
   private tick = 0;
 
-  /** pastBase: a server time well before the run; rewritten scores are pastBase + tick. */
-  constructor(readonly pastBase: number) {}
+  /**
+   * pastBase: a server time well before the run; rewritten scores are pastBase + tick.
+   * bulk: a run at the batch maxima (fewer, bigger steps).
+   */
+  constructor(
+    readonly pastBase: number,
+    readonly bulk = false,
+  ) {}
 
   // ---------------------------------------------------------------- reads
 
@@ -107,12 +155,12 @@ export class Model {
     return seq === undefined ? id : `j${seq}`;
   }
 
-  /** Jobs in one place, in mint order. */
+  /** Jobs in one place, in id (= mint) order. */
   inPlace(place: Place): ModelJob[] {
-    return [...this.jobs.values()].filter((job) => job.place === place).sort((a, b) => a.seq - b.seq);
+    return [...this.jobs.values()].filter((job) => job.place === place).sort(byId);
   }
 
-  /** Every id this run minted, in mint order. */
+  /** Every id this run minted, in mint call order. */
   allIds(): string[] {
     return [...this.seqOf.keys()].sort((a, b) => this.seqOf.get(a)! - this.seqOf.get(b)!);
   }
@@ -135,11 +183,17 @@ export class Model {
   dueIn(place: 'active' | 'schedule'): ModelJob[] {
     return this.inPlace(place)
       .filter((job) => job.due)
-      .sort((a, b) => exactScore(a) - exactScore(b) || a.seq - b.seq);
+      .sort((a, b) => exactScore(a) - exactScore(b) || byId(a, b));
+  }
+
+  /** Request ids with a live reply record, in call order. */
+  replyIds(): string[] {
+    return [...this.replies.keys()];
   }
 
   describe(): string {
-    const rows = this.allIds().map((id) => {
+    const ids = this.allIds();
+    const rows = ids.slice(0, 60).map((id) => {
       const job = this.jobs.get(id);
       if (!job) return `  ${this.label(id)} ${id} phantom`;
       return (
@@ -147,12 +201,19 @@ export class Model {
         ` c=${job.claimant ?? '-'} due=${job.due} idem=${job.idem ?? '-'}`
       );
     });
-    return [`paused=${this.paused} idem=${JSON.stringify([...this.idem])}`, ...rows].join('\n');
+    if (ids.length > 60) rows.push(`  ... and ${ids.length - 60} more`);
+    const replies = [...this.replies.values()].map((r) => `${r.requestId}(${r.kind}@${r.step})`);
+    return [
+      `paused=${this.paused} idem=${JSON.stringify([...this.idem])}`,
+      `replies=${replies.join(' ') || '-'}`,
+      ...rows,
+    ].join('\n');
   }
 
   // ---------------------------------------------------------------- bookkeeping
 
   mint(id: string): void {
+    if (this.seqOf.has(id)) throw new Error(`model: id ${id} minted twice`);
     this.seqOf.set(id, this.nextSeq++);
   }
 
@@ -161,12 +222,22 @@ export class Model {
     return this.pastBase + this.tick;
   }
 
+  recordReply(requestId: string, kind: WriteKind): void {
+    if (this.replies.has(requestId)) throw new Error(`model: request id ${requestId} used twice`);
+    this.replies.set(requestId, { requestId, kind, step: this.steps });
+  }
+
+  /** The replay window of one call ran out: its reply record is gone. */
+  replyExpires(requestId: string): void {
+    this.replies.delete(requestId);
+  }
+
   private bump(metric: string, by = 1): void {
     if (by > 0) this.metrics[metric] = (this.metrics[metric] ?? 0) + by;
   }
 
-  private emit(type: string, ids: readonly string[]): void {
-    if (ids.length > 0) this.events.push({ type, ids: ids.join(',') });
+  private emit(type: string, ids: readonly string[], fields: Record<string, string> = {}): void {
+    if (ids.length > 0) this.events.push({ type, ids: ids.join(','), fields });
   }
 
   /** A refused complete / fail / extend / release: only the 'stale' counter moves. */
@@ -182,67 +253,86 @@ export class Model {
 
   // ---------------------------------------------------------------- transitions
 
-  /** enqueue: all or nothing; an idempotency key returns the existing id; an id with a row is refused. */
-  enqueue(specs: readonly ResolvedSpec[], serverNotBefore: number): EnqueuePrediction {
-    const outcomes: EnqueueOutcome[] = [];
-    const seenIds = new Set<string>();
-    const seenKeys = new Map<string, string>();
+  /**
+   * enqueue, in groups (one per caller merged into the call). Each group is all or nothing and
+   * refused alone, naming its first id that has a row or was taken earlier in the call;
+   * idempotency keys bind in call order across groups, and a refused group binds nothing.
+   */
+  enqueueGroups(groups: readonly (readonly ResolvedSpec[])[], serverNotBefore: number): GroupPrediction[] {
+    const bound = new Map<string, string>();
+    const taken = new Set<string>();
     const created: ResolvedSpec[] = [];
-    const clashes = new Set<string>();
-    for (const spec of specs) {
-      const existing = spec.idem === null ? undefined : (seenKeys.get(spec.idem) ?? this.idem.get(spec.idem));
-      if (existing !== undefined) {
-        outcomes.push({ id: existing, created: false });
-        continue;
-      }
-      const job = this.jobs.get(spec.id);
-      if (seenIds.has(spec.id) || (job !== undefined && hasRow(job))) clashes.add(spec.id);
-      seenIds.add(spec.id);
-      if (spec.idem !== null) seenKeys.set(spec.idem, spec.id);
-      created.push(spec);
-      outcomes.push({ id: spec.id, created: true });
-    }
-    if (clashes.size > 0) return { kind: 'exists', ids: [...clashes] };
-    for (const spec of created) {
-      if (spec.idem !== null) this.idem.set(spec.idem, spec.id);
-      const runAt = spec.runAtMs > 0 ? spec.runAtMs : 0;
-      let place: Place = 'pending';
-      let score: Score = ZERO;
-      if (runAt > 0) {
-        // An absolute run-at wins over the delay; in the past it means now.
-        if (runAt > serverNotBefore) {
-          place = 'schedule';
-          score = { kind: 'exact', value: runAt };
+    const out = groups.map((group): GroupPrediction => {
+      const groupBound = new Map<string, string>();
+      const groupTaken = new Set<string>();
+      const groupCreated: ResolvedSpec[] = [];
+      const outcomes: EnqueueOutcome[] = [];
+      for (const spec of group) {
+        const existing =
+          spec.idem === null
+            ? undefined
+            : (groupBound.get(spec.idem) ?? bound.get(spec.idem) ?? this.idem.get(spec.idem));
+        if (existing !== undefined) {
+          outcomes.push({ id: existing, created: false });
+          continue;
         }
-      } else if (spec.delayMs > 0) {
-        place = 'schedule';
-        score = { kind: 'delayed', delay: spec.delayMs, notBefore: serverNotBefore };
+        const job = this.jobs.get(spec.id);
+        if (taken.has(spec.id) || groupTaken.has(spec.id) || (job !== undefined && hasRow(job))) {
+          return { kind: 'exists', id: spec.id };
+        }
+        groupTaken.add(spec.id);
+        if (spec.idem !== null) groupBound.set(spec.idem, spec.id);
+        groupCreated.push(spec);
+        outcomes.push({ id: spec.id, created: true });
       }
-      this.jobs.set(spec.id, {
-        id: spec.id,
-        seq: this.seqOf.get(spec.id)!,
-        data: spec.data,
-        name: spec.name,
-        max: spec.max,
-        idem: spec.idem,
-        place,
-        attempts: 0,
-        base: 0,
-        claimant: null,
-        score,
-        due: false,
-        error: null,
-        result: null,
-        progress: null,
-        finishedNotBefore: 0,
-      });
-    }
+      for (const [key, id] of groupBound) bound.set(key, id);
+      for (const id of groupTaken) taken.add(id);
+      created.push(...groupCreated);
+      return { kind: 'ok', outcomes };
+    });
+    for (const spec of created) this.create(spec, serverNotBefore);
     this.bump('enqueued', created.length);
     this.emit(
       'enqueued',
       created.map((spec) => spec.id),
     );
-    return { kind: 'ok', outcomes };
+    return out;
+  }
+
+  private create(spec: ResolvedSpec, serverNotBefore: number): void {
+    if (spec.idem !== null) this.idem.set(spec.idem, spec.id);
+    const runAt = spec.runAtMs > 0 ? spec.runAtMs : 0;
+    let place: Place = 'pending';
+    let score: Score = ZERO;
+    if (runAt > 0) {
+      // An absolute run-at wins over the delay; in the past it means now.
+      if (runAt > serverNotBefore) {
+        place = 'schedule';
+        score = { kind: 'exact', value: runAt };
+      }
+    } else if (spec.delayMs > 0) {
+      place = 'schedule';
+      score = { kind: 'delayed', delay: spec.delayMs, notBefore: serverNotBefore };
+    }
+    this.jobs.set(spec.id, {
+      id: spec.id,
+      seq: this.seqOf.get(spec.id)!,
+      data: spec.data,
+      name: spec.name,
+      max: spec.max,
+      idem: spec.idem,
+      place,
+      attempts: 0,
+      base: 0,
+      claimant: null,
+      score,
+      due: false,
+      error: null,
+      result: null,
+      progress: null,
+      finishedNotBefore: 0,
+      keepMs: 0,
+    });
   }
 
   private promoteDue(limit: number): ModelJob[] {
@@ -260,9 +350,10 @@ export class Model {
     return due;
   }
 
-  /** Would a claim change nothing at all? */
-  claimIsNoop(): boolean {
-    return this.dueIn('schedule').length === 0 && (this.paused || this.inPlace('pending').length === 0);
+  /** Would a claim change nothing at all (but record its reply)? */
+  claimIsNoop(promoteLimit: number): boolean {
+    const promotes = promoteLimit > 0 && this.dueIn('schedule').length > 0;
+    return !promotes && (this.paused || this.inPlace('pending').length === 0);
   }
 
   claim(
@@ -282,15 +373,7 @@ export class Model {
       job.score = { kind: 'exact', value: deadline };
       job.due = false;
       this.claims.push({ id: job.id, attempt: job.attempts, claimant: job.claimant });
-      return {
-        id: job.id,
-        attempt: job.attempts,
-        claimant: job.claimant,
-        data: job.data,
-        name: job.name,
-        maxAttempts: job.max,
-        budgetBase: job.base,
-      };
+      return claimedRecord(job);
     });
     this.bump('claimed', jobs.length);
     this.emit(
@@ -298,6 +381,28 @@ export class Model {
       jobs.map((job) => job.id),
     );
     return { jobs, nextRunAt };
+  }
+
+  /**
+   * What a repeat of a claim answers: the jobs that claim still holds, found by the deadline it
+   * recorded (their score in active) and its claimant prefix, in id order; and the next run-at now.
+   * A job of the claim whose score moved (extended, or its lease rewritten into the past) is not
+   * among them.
+   */
+  claimRepeat(
+    prefix: string,
+    deadline: number,
+  ): { jobs: ClaimedJobRecord[]; nextRunAt: number | null | 'unknown' } {
+    const jobs = this.inPlace('active')
+      .filter(
+        (job) =>
+          job.claimant !== null &&
+          job.claimant.startsWith(`${prefix}.`) &&
+          job.score.kind === 'exact' &&
+          job.score.value === deadline,
+      )
+      .map(claimedRecord);
+    return { jobs, nextRunAt: this.nextRunAt() };
   }
 
   /** The soonest run-at in schedule; 'unknown' (but some) when a delayed score is not known exactly. */
@@ -308,15 +413,18 @@ export class Model {
     return Math.min(...scheduled.map(exactScore));
   }
 
+  /** extend: a held claim's deadline becomes the later of its own and the new one (never shorter). */
   extend(refs: readonly ClaimRef[], deadline: number): boolean[] {
-    const held = refs.map((ref) => this.holds(ref));
     const extended: string[] = [];
-    refs.forEach((ref, i) => {
-      if (!held[i]) return;
+    const held = refs.map((ref) => {
+      if (!this.holds(ref)) return false;
       const job = this.get(ref.id);
-      job.score = { kind: 'exact', value: deadline };
-      job.due = false;
+      if (deadline > exactScore(job)) {
+        job.score = { kind: 'exact', value: deadline };
+        job.due = false;
+      }
       extended.push(ref.id);
+      return true;
     });
     this.bump('extended', extended.length);
     this.emit('extended', extended);
@@ -324,9 +432,43 @@ export class Model {
     return held;
   }
 
-  /** complete: active -> completed (row kept with its result) or gone. False when stale. */
-  complete(ref: ClaimRef, keepMs: number, result: string, serverNotBefore: number): boolean {
-    return this.completeMany([{ claim: ref, result }], keepMs, serverNotBefore)[0];
+  /**
+   * Many completions in one call behave as if made one after the other: a claim completes
+   * once, and a second completion of it (or of its job) in the same call is stale. A result
+   * over EVENT_RESULT_MAX_BYTES, or past the event's total, is left out of the event (null in
+   * results, its id in omitted) and its row is kept at least LEFT_OUT_RESULT_KEEP_MS.
+   */
+  completeMany(
+    completions: readonly { claim: ClaimRef; result: string }[],
+    keepMs: number,
+    serverNotBefore: number,
+  ): boolean[] {
+    const done: string[] = [];
+    const results: string[] = [];
+    const omitted: string[] = [];
+    let budget = EVENT_RESULTS_TOTAL_MAX_BYTES;
+    const out = completions.map(({ claim, result }) => {
+      if (!this.holds(claim)) return false;
+      const bytes = Buffer.byteLength(result);
+      const leftOut = bytes > EVENT_RESULT_MAX_BYTES || bytes > budget;
+      if (!leftOut) budget -= bytes;
+      results.push(result === '' || leftOut ? 'null' : result);
+      if (leftOut) omitted.push(claim.id);
+      this.finish(
+        claim,
+        leftOut ? Math.max(keepMs, LEFT_OUT_RESULT_KEEP_MS) : keepMs,
+        result,
+        serverNotBefore,
+      );
+      done.push(claim.id);
+      return true;
+    });
+    this.bump('completed', done.length);
+    const fields: Record<string, string> = { results: `[${results.join(',')}]` };
+    if (omitted.length > 0) fields.omitted = omitted.join(',');
+    this.emit('completed', done, fields);
+    this.stale(out.filter((ok) => !ok).length);
+    return out;
   }
 
   private finish(ref: ClaimRef, keepMs: number, result: string, serverNotBefore: number): void {
@@ -339,38 +481,17 @@ export class Model {
       job.place = 'completed';
       job.result = result;
       job.finishedNotBefore = serverNotBefore;
+      job.keepMs = keepMs;
     } else {
       job.place = 'gone';
     }
-  }
-
-  /**
-   * Many completions in one call behave as if made one after the other: a claim completes
-   * once, and a second completion of it (or of its job) in the same call is stale.
-   */
-  completeMany(
-    completions: readonly { claim: ClaimRef; result: string }[],
-    keepMs: number,
-    serverNotBefore: number,
-  ): boolean[] {
-    const done: string[] = [];
-    const out = completions.map(({ claim, result }) => {
-      if (!this.holds(claim)) return false;
-      this.finish(claim, keepMs, result, serverNotBefore);
-      done.push(claim.id);
-      return true;
-    });
-    this.bump('completed', done.length);
-    this.emit('completed', done);
-    this.stale(out.filter((ok) => !ok).length);
-    return out;
   }
 
   /** progress: the current claim records progress on the row; no state change. */
   progress(ref: ClaimRef, value: string): void {
     if (!this.holds(ref)) return;
     this.get(ref.id).progress = value;
-    this.emit('progress', [ref.id]);
+    this.emit('progress', [ref.id], { progress: value });
   }
 
   /** The state a fail moves the job to, or 'stale'. Does not change the model. */
@@ -391,11 +512,17 @@ export class Model {
     this.endedBy.set(ref.claimant, 'fail');
     job.place = target;
     job.claimant = null;
-    job.error = error;
+    // The row keeps ERROR_TEXT_MAX bytes of the error, the event 1 KiB of that (our texts are ASCII).
+    job.error = error.slice(0, ERROR_TEXT_MAX);
     job.due = false;
     job.score = target === 'schedule' ? { kind: 'exact', value: runAt } : ZERO;
-    this.bump(target === 'dead' ? 'dead' : 'failed');
-    this.emit(target === 'dead' ? 'dead' : 'failed', [ref.id]);
+    const inEvent =
+      job.error.length <= EVENT_ERROR_MAX_BYTES
+        ? job.error
+        : `${job.error.slice(0, EVENT_ERROR_MAX_BYTES)}...`;
+    const type = target === 'dead' ? 'dead' : 'failed';
+    this.bump(type);
+    this.emit(type, [ref.id], { attempt: String(ref.attempt), error: inEvent });
   }
 
   /** release: active -> pending; the released claim does not count against the budget. */
@@ -441,7 +568,7 @@ export class Model {
     this.bump('reaped', toPending.length);
     this.emit('reaped', toPending);
     this.bump('dead', toDead.length);
-    this.emit('dead', toDead);
+    this.emit('dead', toDead, { error: 'lease expired' });
     return { toPending: toPending.length, toDead: toDead.length, more: due.length > limit };
   }
 
@@ -475,7 +602,7 @@ export class Model {
     job.due = false;
     job.score = ZERO;
     this.bump('removed');
-    this.emit('removed', [id]);
+    this.emit('removed', [id], { from: was });
     return was;
   }
 
@@ -491,6 +618,18 @@ export class Model {
     job.score = { kind: 'exact', value: score };
     job.due = true;
   }
+}
+
+function claimedRecord(job: ModelJob): ClaimedJobRecord {
+  return {
+    id: job.id,
+    attempt: job.attempts,
+    claimant: job.claimant!,
+    data: job.data,
+    name: job.name,
+    maxAttempts: job.max,
+    budgetBase: job.base,
+  };
 }
 
 export function hasRow(job: ModelJob): boolean {

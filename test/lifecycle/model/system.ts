@@ -1,62 +1,142 @@
 /**
  * The system under test for one run: a fresh queue on the suite's real Redis, plus the
  * checks that compare what Redis holds with the reference model after every step.
+ *
+ * Every write call goes through send(): it carries a request id the run chose, so the model
+ * knows which reply records must exist, and the call is kept so a later step can repeat it
+ * (./commands/repeat.ts). A call sent "with its reply lost" is sent twice at once: the
+ * second answer must equal the first and the second call must change nothing.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { readJobView, readJobViews, type ScriptContext } from '@app/echomq';
+import {
+  JOB_IDS,
+  JobExistsError,
+  readJobView,
+  readJobViews,
+  replayWindow,
+  SnowflakeMinter,
+  StaleJobError,
+  type ScriptContext,
+} from '@app/echomq';
 import type { Redis } from 'ioredis';
 import { scriptContext } from '../../support/redis';
-import { hasRow, IDEM_KEYS, type Model, type ModelJob, SET_NAMES, type SetName } from './reference';
-
-/** How far a time a script returns may be from the server time read at the last check. */
-const CLOCK_SLACK_MS = 60_000;
-
-/** Row fields the scripts may write (DESIGN §1 / prelude). */
-const ROW_FIELDS = new Set(['d', 'n', 'm', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p']);
-
-interface KeyState {
-  /** The key's content, normalised (a hash's fields sorted), as text; null when the key is absent. */
-  readonly content: string | null;
-  readonly pttl: number;
-}
+import { hasRow, IDEM_KEYS, type Model, SET_NAMES, type SetName, type WriteKind } from './reference';
+import { digestKeys, type KeyDigest, type KeyKind, readRows } from './read';
+import { checkRow, checkScore, CLOCK_SLACK_MS, type Reporter } from './rows';
 
 /** Every key of the queue by content, with the metrics hash read apart (stale calls bump 'stale'). */
 export interface Snapshot {
-  readonly keys: Map<string, KeyState>;
+  readonly keys: Map<string, KeyDigest>;
   readonly metrics: Record<string, string>;
+}
+
+/** What a call answered: its value, or the error it threw. */
+export type Outcome<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+export interface WriteCall<T> {
+  readonly kind: WriteKind;
+  readonly requestId: string;
+  /** Sends the call; every run sends the same arguments with the same request id. */
+  readonly run: () => Promise<T>;
+  /** The reply of the first send is lost: send again at once and use the second answer. */
+  readonly lost: boolean;
+  /** Ids minted for this call (their row keys belong in the snapshot between the two sends). */
+  readonly freshIds?: readonly string[];
+  /**
+   * Checks what a later repeat answered, against the first answer and the model as it is then.
+   * Default: exactly the first answer.
+   */
+  readonly checkRepeat?: (m: Model, first: Outcome<T>, again: Outcome<unknown>) => void;
+}
+
+/** A call whose reply Redis recorded: what a repeat step re-sends. */
+export interface SentCall {
+  readonly kind: WriteKind;
+  readonly requestId: string;
+  readonly run: () => Promise<unknown>;
+  readonly check: (m: Model, again: Outcome<unknown>) => void;
 }
 
 /** How often each kind of step and outcome ran, summed over runs (printed with EMQ_MODEL_STATS=1). */
 export const coverage = new Map<string, number>();
 
-export function count(what: string): void {
-  coverage.set(what, (coverage.get(what) ?? 0) + 1);
+export function count(what: string, by = 1): void {
+  coverage.set(what, (coverage.get(what) ?? 0) + by);
 }
 
-export class System {
+export async function settle<T>(call: Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { ok: true, value: await call };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** Did the script run and record its reply? (A refused remove / retry and a refused argument did not.) */
+function recorded(kind: WriteKind, outcome: Outcome<unknown>): boolean {
+  if (outcome.ok) return true;
+  if (outcome.error instanceof JobExistsError) return kind === 'enqueue';
+  if (outcome.error instanceof StaleJobError) return kind === 'complete' || kind === 'fail';
+  return false;
+}
+
+export class System implements Reporter {
   /** What ran in this run, with ids resolved: printed with any failure. */
   readonly trace: string[] = [];
+  /** Calls whose reply Redis recorded, by request id. */
+  readonly sent = new Map<string, SentCall>();
   private calls = 0;
   /** Highest attempts seen per id: attempts never decreases (invariant 3). */
-  private readonly seenAttempts = new Map<string, number>();
+  readonly seenAttempts = new Map<string, number>();
+  /** The last id each minter issued: each one's ids strictly increase. */
+  private readonly lastMinted = new Map<number, string>();
 
   private constructor(
     readonly redis: Redis,
     readonly ctx: ScriptContext,
-    readonly mint: () => string,
+    private readonly minters: readonly (() => string)[],
     /** Server time at the last check (ms); every later transition runs at or after it. */
     public serverNow: number,
   ) {}
 
-  static async open(redis: Redis, queue: string, mint: () => string): Promise<System> {
-    const ctx = scriptContext(redis, queue);
-    return new System(redis, ctx, mint, await serverTime(redis));
+  static async open(redis: Redis, queue: string, replayWindowMs: number | undefined): Promise<System> {
+    const base = scriptContext(redis, queue);
+    const ctx: ScriptContext = replayWindowMs === undefined ? base : { ...base, replayWindowMs };
+    return new System(redis, ctx, runMinters(), await serverTime(redis));
   }
 
-  /** A claimant prefix unique to this call: worker name + call number. */
+  /** The replay window of this run's context. */
+  get window(): number {
+    return replayWindow(this.ctx);
+  }
+
+  /** A fresh id from one of the run's minters (two Snowflake nodes, interleaved by the steps). */
+  mint(node: number): string {
+    const which = node % this.minters.length;
+    const id = this.minters[which]();
+    const last = this.lastMinted.get(which);
+    if (last !== undefined && !(id > last)) {
+      throw new Error(`minter ${which} issued ${id} after ${last}: ids of one node must increase`);
+    }
+    this.lastMinted.set(which, id);
+    return id;
+  }
+
+  /** A request id unique to this call. */
+  requestId(kind: WriteKind): string {
+    this.calls += 1;
+    return `${kind}:${this.calls}`;
+  }
+
+  /**
+   * A claimant prefix (the claim's request id) unique to this call: worker name + call number,
+   * sometimes with dots, so that one prefix can extend another ('w0.1' and 'w0.1.2'): a repeated
+   * claim must take exactly its own jobs (the 'found by the model' case in model.spec.ts).
+   */
   claimantPrefix(worker: number): string {
     this.calls += 1;
-    return `w${worker}:${this.calls}`;
+    return this.calls % 3 === 0 ? `w${worker}.${this.calls}` : `w${worker}:${this.calls}`;
   }
 
   note(line: string): void {
@@ -64,16 +144,15 @@ export class System {
   }
 
   fail(m: Model, message: string): never {
+    const trace = this.trace.length > 400 ? ['...', ...this.trace.slice(-400)] : this.trace;
     throw new Error(
-      `${message}\n--- steps (job labels jN are mint order) ---\n${this.trace.join('\n')}\n` +
+      `${message}\n--- steps (job labels jN are mint call order) ---\n${trace.join('\n')}\n` +
         `--- model ---\n${m.describe()}`,
     );
   }
 
   eq(m: Model, actual: unknown, expected: unknown, what: string): void {
-    if (!isDeepStrictEqual(actual, expected)) {
-      this.fail(m, `${what}\n  expected ${JSON.stringify(expected)}\n  actual   ${JSON.stringify(actual)}`);
-    }
+    if (!isDeepStrictEqual(actual, expected)) this.fail(m, `${what}\n${difference(actual, expected)}`);
   }
 
   /** Runs a call the model says must be refused, checks the error, returns it. */
@@ -83,13 +162,25 @@ export class System {
     type: abstract new (...args: never[]) => E,
     what: string,
   ): Promise<E> {
-    try {
-      await call;
-    } catch (error) {
-      if (error instanceof type) return error;
-      this.fail(m, `${what}: expected ${type.name}, got ${String(error)}`);
-    }
-    this.fail(m, `${what}: expected ${type.name}, but the call succeeded`);
+    return this.refused(m, await settle(call), type, what);
+  }
+
+  /** Checks that an outcome is the refusal the model predicts, and returns its error. */
+  refused<E extends Error>(
+    m: Model,
+    outcome: Outcome<unknown>,
+    type: abstract new (...args: never[]) => E,
+    what: string,
+  ): E {
+    if (outcome.ok) this.fail(m, `${what}: expected ${type.name}, but the call succeeded`);
+    if (outcome.error instanceof type) return outcome.error;
+    return this.fail(m, `${what}: expected ${type.name}, got ${String(outcome.error)}`);
+  }
+
+  /** The value of an outcome the model says succeeds. */
+  value<T>(m: Model, outcome: Outcome<T>, what: string): T {
+    if (!outcome.ok) this.fail(m, `${what}: expected success, got ${String(outcome.error)}`);
+    return outcome.value;
   }
 
   /**
@@ -102,73 +193,120 @@ export class System {
     }
   }
 
-  // ---------------------------------------------------------------- keys
+  // ---------------------------------------------------------------- write calls (invariant 9)
 
-  private rowKey(id: string): string {
-    return this.ctx.keys.job(id);
+  /**
+   * Sends one write call. With `lost`, the first answer is dropped as if the connection broke
+   * before it arrived: the call goes again with the same request id, must answer the same and
+   * change nothing more (every key, metrics included). Returns the answer the model goes by.
+   */
+  async send<T>(m: Model, call: WriteCall<T>): Promise<Outcome<T>> {
+    const first = await settle(call.run());
+    if (call.lost) {
+      count(`lost reply: ${call.kind}${first.ok ? '' : ' (refused)'}`);
+      const what = `${call.kind} ${call.requestId} sent again after its reply was lost`;
+      const mid = await this.snapshot(m, { ids: call.freshIds, replies: [call.requestId] });
+      const again = await settle(call.run());
+      this.eq(m, plain(again), plain(first), `${what}: the answer differs from the first`);
+      await this.expectUnchanged(m, mid, 0, what);
+    }
+    if (recorded(call.kind, first)) {
+      m.recordReply(call.requestId, call.kind);
+      const check = call.checkRepeat;
+      this.sent.set(call.requestId, {
+        kind: call.kind,
+        requestId: call.requestId,
+        run: call.run,
+        check: (model, again) => {
+          if (check) check(model, first, again);
+          else
+            this.eq(
+              model,
+              plain(again),
+              plain(first),
+              `repeat of ${call.requestId}: the first call's answer`,
+            );
+        },
+      });
+    }
+    return first;
   }
 
-  /** Every key a script of this queue can write, given the ids this run minted. */
-  knownKeys(m: Model, extraIds: readonly string[] = []): string[] {
+  // ---------------------------------------------------------------- keys
+
+  private readonly rowKeys = new Map<string, string>();
+
+  private rowKey(id: string): string {
+    let key = this.rowKeys.get(id);
+    if (key === undefined) {
+      key = this.ctx.keys.job(id);
+      this.rowKeys.set(id, key);
+    }
+    return key;
+  }
+
+  /** Every key a script of this queue can write, given the ids this run minted and the replies recorded. */
+  knownKeys(m: Model, extra: SnapshotExtra = {}): string[] {
     const k = this.ctx.keys;
+    const replies = new Set([...m.replyIds(), ...(extra.replies ?? [])]);
     return [
       ...SET_NAMES.map((set) => k.set(set)),
       k.events,
       k.wake,
       k.paused,
-      ...[...m.allIds(), ...extraIds].map((id) => this.rowKey(id)),
+      ...[...m.allIds(), ...(extra.ids ?? [])].map((id) => this.rowKey(id)),
       ...IDEM_KEYS.map((key) => k.idempotency(key)),
+      ...[...replies].map((id) => k.reply(id)),
     ];
   }
 
-  // ---------------------------------------------------------------- snapshots (stale calls change nothing)
+  // ---------------------------------------------------------------- snapshots (refused calls change nothing)
 
   /**
-   * Reads every known key by content. (Not DUMP: a large hash's serialised order can change
-   * when Redis rehashes it incrementally during a mere read.)
+   * Reads every known key by content (a digest of it; see ./read.ts). Not DUMP: a large hash's
+   * serialised order can change when Redis rehashes it incrementally during a mere read.
    */
-  async snapshot(m: Model, extraIds: readonly string[] = []): Promise<Snapshot> {
-    const k = this.ctx.keys;
-    const keys = this.knownKeys(m, extraIds);
-    const pipe = this.redis.pipeline();
-    for (const key of keys) {
-      if (key.startsWith(k.jobPrefix)) pipe.hgetallBuffer(key);
-      else if ((SET_NAMES as readonly string[]).some((set) => key === k.set(set as SetName))) {
-        pipe.zrange(key, 0, -1, 'WITHSCORES');
-      } else if (key === k.events) pipe.xrange(key, '-', '+');
-      else if (key === k.wake) pipe.lrange(key, 0, -1);
-      else pipe.get(key);
-      pipe.exists(key).pttl(key);
-    }
-    pipe.hgetall(k.metrics);
-    const res = unwrap(await pipe.exec());
-    const states = new Map<string, KeyState>();
-    keys.forEach((key, i) => {
-      const [value, exists, pttl] = res.slice(3 * i, 3 * i + 3);
-      states.set(key, { content: exists === 1 ? normalise(value) : null, pttl: Number(pttl) });
-    });
-    return { keys: states, metrics: res[res.length - 1] as Record<string, string> };
+  async snapshot(m: Model, extra: SnapshotExtra = {}): Promise<Snapshot> {
+    return this.read(this.knownKeys(m, extra));
   }
 
-  /** After a call the model says is refused or a no-op: nothing changed but `stale` (+staleDelta). */
-  async expectUnchanged(
-    m: Model,
-    before: Snapshot,
-    staleDelta: number,
-    what: string,
-    extraIds: readonly string[] = [],
-  ): Promise<void> {
-    const after = await this.snapshot(m, extraIds);
+  /** The type each known key has when it exists. */
+  private kindOf(key: string): KeyKind {
+    const k = this.ctx.keys;
+    if (key.startsWith(k.jobPrefix)) return 'hash';
+    if (key === k.events) return 'stream';
+    if (key === k.wake) return 'list';
+    if ((SET_NAMES as readonly string[]).some((set) => key === k.set(set as SetName))) return 'zset';
+    return 'string';
+  }
+
+  private async read(keys: readonly string[]): Promise<Snapshot> {
+    const [digests, metrics] = await Promise.all([
+      digestKeys(
+        this.redis,
+        keys.map((key) => ({ key, kind: this.kindOf(key) })),
+      ),
+      this.redis.hgetall(this.ctx.keys.metrics),
+    ]);
+    const states = new Map<string, KeyDigest>();
+    keys.forEach((key, i) => states.set(key, digests[i]));
+    return { keys: states, metrics };
+  }
+
+  /** After a call the model says is refused, repeated or a no-op: nothing changed but `stale` (+staleDelta). */
+  async expectUnchanged(m: Model, before: Snapshot, staleDelta: number, what: string): Promise<void> {
+    const after = await this.read([...before.keys.keys()]);
     for (const [key, was] of before.keys) {
       const now = after.keys.get(key)!;
       if (now.content !== was.content) {
+        const [shown] = await digestKeys(this.redis, [{ key, kind: this.kindOf(key) }], true);
         this.fail(
           m,
-          `${what} changed ${key}, but it must change nothing\n  before ${String(was.content).slice(0, 300)}` +
-            `\n  after  ${String(now.content).slice(0, 300)}`,
+          `${what} changed ${key}, but it must change nothing` +
+            `\n  before ${was.content === null ? 'absent' : 'present'}\n  after  ${String(shown.content)}`,
         );
       }
-      // A retained row's TTL only runs down; a refused call must not renew or drop it.
+      // A retained row's or a reply record's TTL only runs down; such a call must not renew or drop it.
       const ttlOk = was.pttl < 0 ? now.pttl === was.pttl : now.pttl > 0 && now.pttl <= was.pttl;
       if (!ttlOk) this.fail(m, `${what} changed the TTL of ${key} (${was.pttl} -> ${now.pttl})`);
     }
@@ -182,17 +320,27 @@ export class System {
   async verify(m: Model): Promise<void> {
     const k = this.ctx.keys;
     const ids = m.allIds();
+    const replies = m.replyIds();
     const pipe = this.redis.pipeline();
     pipe.time();
     for (const set of SET_NAMES) pipe.zrange(k.set(set), 0, -1, 'WITHSCORES');
     pipe.hgetall(k.metrics);
     pipe.xrange(k.events, '-', '+');
     pipe.exists(k.paused);
+    pipe.exists(k.fence);
     pipe.keys(`${k.base}*`);
-    // Rows as bytes: a payload is stored in chunks that may split a UTF-8 character.
-    for (const id of ids) pipe.hgetallBuffer(this.rowKey(id)).pttl(this.rowKey(id));
     for (const key of IDEM_KEYS) pipe.get(k.idempotency(key)).pttl(k.idempotency(key));
-    const res = unwrap(await pipe.exec());
+    for (const id of replies) pipe.pttl(k.reply(id));
+    // Rows as bytes: a payload is stored in chunks that may split a UTF-8 character. (Read right
+    // after the pipeline on the same connection, so nothing of this queue runs in between.)
+    const [piped, rowReads] = await Promise.all([
+      pipe.exec(),
+      readRows(
+        this.redis,
+        ids.map((id) => this.rowKey(id)),
+      ),
+    ]);
+    const res = unwrap(piped);
     let at = 0;
     const next = (): unknown => res[at++];
 
@@ -217,12 +365,11 @@ export class System {
     const metrics = next() as Record<string, string>;
     const events = next() as [string, string[]][];
     const paused = next() as number;
+    const fence = next() as number;
     const presentKeys = next() as string[];
-    const rows = new Map<string, { fields: Record<string, Buffer>; pttl: number }>();
-    for (const id of ids) {
-      const fields = next() as Record<string, Buffer>;
-      rows.set(id, { fields, pttl: next() as number });
-    }
+    const rows = new Map(ids.map((id, i) => [id, rowReads[i]]));
+
+    if (fence !== 0) this.fail(m, `the fence key ${k.fence} exists; it must never exist`);
 
     // Invariant 2: every member of a set has its row.
     for (const [id, { set }] of where) {
@@ -246,11 +393,11 @@ export class System {
           actual === 'completed' ? 'invariant 2: the row of an unfinished job is outside every set' : 'state';
         this.fail(m, `${why}: ${m.label(id)} is ${actual} in Redis, ${job.place} in the model`);
       }
-      if (hasRow(job)) this.checkRow(m, job, row.fields, row.pttl, now);
-      if (inSet) this.checkScore(m, job, inSet.score, now);
+      if (hasRow(job)) checkRow(this, m, job, row.fields, row.pttl, now);
+      if (inSet) checkScore(this, m, job, inSet.score, now);
     }
 
-    // Invariant 6 (and dead alike): score 0 sets are in mint order, which is byte order.
+    // Score-0 sets are in byte order, which is mint order across both minters.
     for (const set of ['pending', 'dead'] as const) {
       const expected = m.inPlace(set).map((job) => job.id);
       this.eq(m, order[set].map(m.label.bind(m)), expected.map(m.label.bind(m)), `${set} order`);
@@ -261,16 +408,16 @@ export class System {
     for (const [name, value] of Object.entries(m.metrics)) expectedMetrics[name] = String(value);
     this.eq(m, metrics, expectedMetrics, 'metrics (one counter bump per transition)');
 
-    const actualEvents = events.map(([, flat]) => {
-      const f = pairs(flat);
-      return `${f.type} ${labels(m, f.ids ?? f.id ?? '')}`;
-    });
-    this.eq(
-      m,
-      actualEvents,
-      m.events.map((e) => `${e.type} ${labels(m, e.ids)}`),
-      'event stream (one event per transition, in order)',
-    );
+    const actualEvents = events.map(([, flat]) => pairs(flat));
+    const expectedEvents = m.events.map((e) => ({ type: e.type, ids: e.ids, ...e.fields }));
+    if (!isDeepStrictEqual(actualEvents, expectedEvents)) {
+      this.eq(
+        m,
+        actualEvents.map((e) => labelledEvent(m, e)),
+        expectedEvents.map((e) => labelledEvent(m, e)),
+        'event stream (one event per transition, in order, every field)',
+      );
+    }
 
     this.eq(m, paused === 1, m.paused, 'pause flag');
 
@@ -281,111 +428,21 @@ export class System {
       if (value !== null && pttl <= 0) this.fail(m, `idempotency key ${key} has no TTL (${pttl})`);
     }
 
-    // Nothing outside the known keys: no row of an unknown id, no stray structure.
+    // Invariant 9: every call that ran keeps its reply for the replay window, no longer.
+    for (const id of replies) {
+      const pttl = next() as number;
+      if (!(pttl > 0 && pttl <= this.window)) {
+        this.fail(m, `reply record of ${id} has PTTL ${pttl}, expected in (0, ${this.window}]`);
+      }
+    }
+
+    // Nothing outside the known keys: no row of an unknown id, no stray structure. Reply
+    // records are the only keys the replay-safe scripts added.
     const known = new Set([...this.knownKeys(m), k.metrics]);
     const stray = presentKeys.filter((key) => !known.has(key));
-    if (stray.length > 0) this.fail(m, `unexpected keys ${JSON.stringify(stray)}`);
+    if (stray.length > 0) this.fail(m, `unexpected keys ${JSON.stringify(stray.slice(0, 20))}`);
 
     this.serverNow = now;
-  }
-
-  private checkRow(m: Model, job: ModelJob, raw: Record<string, Buffer>, pttl: number, now: number): void {
-    const who = m.label(job.id);
-    const { payload, fields } = this.splitPayload(m, who, raw);
-    const attempts = Number(fields.a ?? '0');
-    const seen = this.seenAttempts.get(job.id) ?? 0;
-    if (attempts < seen)
-      this.fail(m, `invariant 3: attempts of ${who} went down from ${seen} to ${attempts}`);
-    this.seenAttempts.set(job.id, attempts);
-
-    for (const field of Object.keys(fields)) {
-      if (!ROW_FIELDS.has(field)) this.fail(m, `row of ${who} has an unknown field ${field}`);
-    }
-    if (payload === null || !payload.equals(Buffer.from(job.data))) {
-      this.fail(m, `payload of ${who} reads back as ${String(payload?.toString().slice(0, 80))}...`);
-    }
-    const expected: Record<string, string> = {
-      m: String(job.max),
-      a: String(job.attempts),
-      b: String(job.base),
-    };
-    if (job.name !== '') expected.n = job.name;
-    if (job.idem !== null) expected.k = job.idem;
-    if (job.claimant !== null) expected.c = job.claimant;
-    if (job.error !== null) expected.e = job.error;
-    if (job.place === 'completed') expected.r = job.result ?? '';
-    if (job.progress !== null) expected.p = job.progress;
-    const { f, ...rest } = fields;
-    const actual: Record<string, string> = { ...rest, a: rest.a ?? '0', b: rest.b ?? '0' };
-    const differ = [...new Set([...Object.keys(actual), ...Object.keys(expected)])]
-      .filter((field) => actual[field] !== expected[field])
-      .sort();
-    if (differ.length > 0) {
-      const what = differ.includes('a')
-        ? `invariant 3: attempts of ${who} is ${actual.a}, but it was claimed ${expected.a} times`
-        : `row of ${who} differs in ${differ.join(', ')}`;
-      this.eq(m, actual, expected, what);
-    }
-
-    if (job.place === 'completed') {
-      const finished = Number(f);
-      if (!(finished >= job.finishedNotBefore - CLOCK_SLACK_MS && finished <= now + CLOCK_SLACK_MS)) {
-        this.fail(m, `finished-at of ${who} is ${f}, expected about [${job.finishedNotBefore}, ${now}]`);
-      }
-      if (!(pttl > 0)) this.fail(m, `retained row of ${who} has no TTL (${pttl})`);
-    } else {
-      if (f !== undefined) this.fail(m, `${who} is ${job.place} but has a finished-at`);
-      if (pttl !== -1) this.fail(m, `${who} is ${job.place} but its row expires (${pttl})`);
-    }
-  }
-
-  /**
-   * Takes the payload out of a row: 'd', then chunks 'd2' .. 'dN' (contiguous, joined as bytes),
-   * and 'dn' = N when present. Returns the payload bytes and the other fields as text.
-   */
-  private splitPayload(
-    m: Model,
-    who: string,
-    raw: Record<string, Buffer>,
-  ): { payload: Buffer | null; fields: Record<string, string> } {
-    const fields: Record<string, string> = {};
-    const chunks = new Map<number, Buffer>();
-    let count: string | undefined;
-    for (const [name, value] of Object.entries(raw)) {
-      const chunk = /^d([0-9]+)$/.exec(name);
-      if (name === 'd') chunks.set(1, value);
-      else if (chunk) chunks.set(Number(chunk[1]), value);
-      else if (name === 'dn') count = value.toString();
-      else fields[name] = value.toString();
-    }
-    if (!chunks.has(1)) return { payload: null, fields };
-    const parts: Buffer[] = [];
-    for (let i = 1; i <= chunks.size; i++) {
-      const part = chunks.get(i);
-      if (!part) this.fail(m, `payload chunks of ${who} are not contiguous: ${[...chunks.keys()].join(',')}`);
-      parts.push(part);
-    }
-    if (count !== undefined && Number(count) !== chunks.size) {
-      this.fail(m, `payload of ${who} has ${chunks.size} chunks, but dn says ${count}`);
-    }
-    return { payload: Buffer.concat(parts), fields };
-  }
-
-  private checkScore(m: Model, job: ModelJob, score: number, now: number): void {
-    const who = `${m.label(job.id)} in ${job.place}`;
-    if (job.score.kind === 'exact') {
-      this.eq(m, score, job.score.value, `score of ${who}`);
-    } else {
-      const lo = job.score.notBefore + job.score.delay - CLOCK_SLACK_MS;
-      const hi = now + job.score.delay + CLOCK_SLACK_MS;
-      if (!(score >= lo && score <= hi))
-        this.fail(m, `run-at of ${who} is ${score}, expected in [${lo}, ${hi}]`);
-    }
-    if (job.place === 'active' || job.place === 'schedule') {
-      if (job.due !== score <= now) {
-        this.fail(m, `${who}: score ${score} vs server now ${now}, model says due=${job.due}`);
-      }
-    }
   }
 
   /** The job view (a read script: state, score, row) agrees with the model for every id of the run. */
@@ -411,6 +468,7 @@ export class System {
       else if (job.score.kind === 'exact') this.eq(m, view.score, job.score.value, `${who}: score`);
       this.eq(m, view.fields.a ?? '0', String(job.attempts), `${who}: attempts`);
       this.eq(m, view.fields.d, job.data, `${who}: payload (chunks joined)`);
+      if (job.place === 'completed') this.eq(m, view.fields.r, job.result ?? '', `${who}: result`);
     });
   }
 
@@ -419,13 +477,68 @@ export class System {
   async cleanup(steps: number): Promise<void> {
     count(`run length ${String(Math.floor(steps / 10) * 10).padStart(2)}+ steps`);
     const keys = await this.redis.keys(`${this.ctx.keys.base}*`);
-    if (keys.length > 0) await this.redis.del(...keys);
+    for (let i = 0; i < keys.length; i += 1000) await this.redis.del(...keys.slice(i, i + 1000));
   }
+}
+
+/** Ids minted per millisecond of a run's minting clock. */
+const MINTS_PER_MS = 3;
+
+/**
+ * Two Snowflake minters, nodes 7 and 8 (two processes), on one clock of the run's own that moves
+ * a millisecond every MINTS_PER_MS ids: ids of both nodes share milliseconds, so byte order
+ * (node 7 first within a millisecond) differs from call order, the same way in every replay.
+ */
+function runMinters(): (() => string)[] {
+  const start = Date.now();
+  let minted = 0;
+  const clock = (): number => start + Math.floor(minted / MINTS_PER_MS);
+  return [7, 8].map((node) => {
+    const next = JOB_IDS.minter(new SnowflakeMinter(node, clock));
+    return () => {
+      minted += 1;
+      return next();
+    };
+  });
+}
+
+export interface SnapshotExtra {
+  /** Ids not yet in the model (minted for the call under test). */
+  readonly ids?: readonly string[];
+  /** Request ids not yet in the model. */
+  readonly replies?: readonly string[];
 }
 
 export async function serverTime(redis: Redis): Promise<number> {
   const [sec, usec] = await redis.time();
   return Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+}
+
+/** An outcome as comparable data: errors by class and message. */
+export function plain(value: unknown): unknown {
+  if (value instanceof Error) return { error: value.constructor.name, message: value.message };
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, plain(v)]));
+  }
+  return value;
+}
+
+/** Where two values differ, briefly (the first differing element of long arrays). */
+function difference(actual: unknown, expected: unknown): string {
+  const show = (v: unknown): string => {
+    const text = JSON.stringify(v) ?? String(v);
+    return text.length > 1500 ? `${text.slice(0, 1500)}... (${text.length} chars)` : text;
+  };
+  if (Array.isArray(actual) && Array.isArray(expected)) {
+    const i = expected.findIndex((e, j) => !isDeepStrictEqual(actual[j], e));
+    const at = i >= 0 ? i : expected.length;
+    return (
+      `  lengths: expected ${expected.length}, actual ${actual.length}; first difference at [${at}]\n` +
+      `  expected ${show(expected[at])}\n  actual   ${show(actual[at])}`
+    );
+  }
+  return `  expected ${show(expected)}\n  actual   ${show(actual)}`;
 }
 
 function unwrap(results: [Error | null, unknown][] | null): unknown[] {
@@ -436,18 +549,18 @@ function unwrap(results: [Error | null, unknown][] | null): unknown[] {
   });
 }
 
-/** A read reply as comparable text: buffers as hex, a hash's fields sorted. */
-function normalise(value: unknown): string {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && !Buffer.isBuffer(value)) {
-    const entries = Object.entries(value as Record<string, Buffer>).map(([f, v]) => [f, v.toString('hex')]);
-    return JSON.stringify(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  }
-  return JSON.stringify(value);
-}
-
 function pairs(flat: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < flat.length; i += 2) out[flat[i]] = flat[i + 1];
+  return out;
+}
+
+/** An event entry with its ids (and omitted ids) as job labels. */
+function labelledEvent(m: Model, fields: Record<string, string>): Record<string, string> {
+  const out = { ...fields };
+  for (const name of ['ids', 'omitted']) {
+    if (out[name] !== undefined) out[name] = labels(m, out[name]);
+  }
   return out;
 }
 

@@ -7,8 +7,8 @@ export const REDIS_PING_TIMEOUT_MS = 1_000;
 
 /**
  * Is Redis reachable through the very connection the api uses? PINGs through the
- * library's RedisConnections.client. A connection that is not ready reports down at
- * once: ioredis would otherwise queue the PING until it reconnects.
+ * library's RedisConnections.client, which holds a command while it (re)connects: a PING
+ * that has no PONG within REDIS_PING_TIMEOUT_MS, connecting or not, reports down.
  */
 @Injectable()
 export class RedisHealthIndicator {
@@ -20,9 +20,6 @@ export class RedisHealthIndicator {
   async isHealthy(key: string): Promise<HealthIndicatorResult> {
     const indicator = this.health.check(key);
     const client = this.connections.client;
-    if (client.status !== 'ready') {
-      return indicator.down({ message: `Redis connection is ${client.status}` });
-    }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(

@@ -16,6 +16,7 @@ export async function extendLeases(
   leaseMs: number,
   requestId: string = newRequestId(),
 ): Promise<ExtendOutcome> {
+  if (claims.length === 0) return { leaseDeadline: 0, held: [] };
   const { keys } = ctx;
   const reply = (await runScript(
     ctx,

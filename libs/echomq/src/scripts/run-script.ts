@@ -1,4 +1,4 @@
-import { OutcomeUnknownError, RedisUnavailableError } from '../errors';
+import { InvalidArgumentError, OutcomeUnknownError, RedisUnavailableError } from '../errors';
 import type { ScriptContext } from './context';
 import type { ScriptName } from './registry';
 
@@ -16,10 +16,20 @@ function refusedDuringMigration(error: unknown): boolean {
   return /^TRYAGAIN|Too many Cluster redirections|^ASK /.test(message);
 }
 
-/** ioredis's own timeout (the cluster's node connections) means the same as a missed deadline. */
+/**
+ * Errors every wrapper means the same way: ioredis's own timeout (the cluster's node
+ * connections) is a missed deadline, and a script's EMQ_BAD_ARG (refused before any write)
+ * is an invalid argument. Other EMQ_ refusals are left for the wrapper, which knows the job.
+ */
 function typed(error: unknown, name: string): unknown {
-  if (error instanceof Error && error.message === 'Command timed out') {
+  if (!(error instanceof Error)) return error;
+  if (error.message === 'Command timed out') {
     return new OutcomeUnknownError(name, 'no reply within the command deadline');
+  }
+  if (/^(?:ERR )?EMQ_BAD_ARG/.test(error.message)) {
+    return new InvalidArgumentError(
+      `${name} refused its arguments before writing anything: ${error.message}`,
+    );
   }
   return error;
 }

@@ -49,7 +49,8 @@ if prior then
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], deadline, deadline)) do
     local row = prefix .. id
     local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'c')
-    if f[10] and string.sub(f[10], 1, #mine) == mine then
+    -- exactly <prefix>.<index>: a prefix may itself contain dots ('p' must not match 'p.1.0')
+    if f[10] and string.sub(f[10], 1, #mine) == mine and string.match(string.sub(f[10], #mine + 1), '^%d+$') then
       describe(out, id, row, f, tonumber(f[9]), f[10])
     end
   end

@@ -1,0 +1,177 @@
+/**
+ * claim: pending -> active, up to the documented maximum per call, after promoting due jobs.
+ * The claimant prefix is the call's request id, so a repeat of the call answers with the jobs
+ * that claim still holds.
+ */
+import { claimJobs, type ClaimBatch } from '@app/echomq';
+import { LEASE_MS, type Model } from '../reference';
+import { count, type Outcome, settle, type System } from '../system';
+import { lostTag, Step } from './step';
+
+/** Sends one claim through the system (reply record, repeat check) and checks it against the model. */
+async function claimAndCheck(
+  m: Model,
+  r: System,
+  request: { count: number; worker: number; promoteLimit: number; lost: boolean },
+): Promise<void> {
+  const prefix = r.claimantPrefix(request.worker);
+  const before = m.claimIsNoop(request.promoteLimit) ? await r.snapshot(m) : null;
+  const outcome = await r.send(m, {
+    kind: 'claim',
+    requestId: prefix,
+    lost: request.lost,
+    run: () =>
+      claimJobs(r.ctx, {
+        count: request.count,
+        leaseMs: LEASE_MS,
+        claimantPrefix: prefix,
+        promoteLimit: request.promoteLimit,
+      }),
+    checkRepeat: checkClaimRepeat(r, prefix),
+  });
+  const batch = r.value(m, outcome, 'claim');
+  const due = m.dueIn('schedule').length;
+  const paused = m.paused;
+  const predicted = m.claim(request.count, prefix, request.promoteLimit, batch.leaseDeadline);
+  count(
+    `claim: ${paused ? 'paused' : predicted.jobs.length > 0 ? 'got jobs' : 'empty'}` +
+      `${due > 0 && request.promoteLimit > 0 ? ', promoted' : ''}`,
+  );
+  if (predicted.jobs.length >= 1000) count('claim: 1000 jobs in one call');
+  checkClaimed(m, r, prefix, batch, predicted, 'claimed jobs (pending order, token = attempts + 1)');
+  if (before) await r.expectUnchanged(m, before, 0, 'a claim with nothing to claim or promote');
+}
+
+function checkClaimed(
+  m: Model,
+  r: System,
+  prefix: string,
+  batch: ClaimBatch,
+  predicted: ReturnType<Model['claim']>,
+  what: string,
+): void {
+  const got = batch.jobs.map((j) => `${m.label(j.id)}@${j.attempt}`);
+  r.note(`   ${prefix} got ${got.length > 12 ? `${got.length} jobs` : got.join(',') || 'nothing'}`);
+  r.eq(m, batch.jobs, predicted.jobs, what);
+  r.isServerTime(m, batch.leaseDeadline - LEASE_MS, 'claim: lease deadline - lease');
+  if (predicted.nextRunAt === 'unknown') {
+    if (batch.nextRunAt === null) r.fail(m, 'claim reported no next run-at, but schedule is not empty');
+  } else {
+    r.eq(m, batch.nextRunAt, predicted.nextRunAt, 'claim: next run-at in schedule');
+  }
+}
+
+/**
+ * A repeated claim answers with its recorded deadline and the jobs that claim still holds
+ * (found by that deadline and its claimant prefix), and the next run-at as it is now.
+ */
+function checkClaimRepeat(r: System, prefix: string) {
+  return (m: Model, first: Outcome<ClaimBatch>, again: Outcome<unknown>): void => {
+    const was = r.value(m, first, 'claim');
+    const batch = r.value(m, again, `repeat of claim ${prefix}`) as ClaimBatch;
+    const predicted = m.claimRepeat(prefix, was.leaseDeadline);
+    count(
+      `repeat claim: ${was.jobs.length === 0 ? 'had none' : predicted.jobs.length === was.jobs.length ? 'all still held' : 'some ended since'}`,
+    );
+    r.eq(m, batch.leaseDeadline, was.leaseDeadline, `repeat of claim ${prefix}: the recorded lease deadline`);
+    r.eq(m, batch.jobs, predicted.jobs, `repeat of claim ${prefix}: the jobs that claim still holds`);
+    if (predicted.nextRunAt === 'unknown') {
+      if (batch.nextRunAt === null)
+        r.fail(m, 'repeated claim reported no next run-at, but schedule is not empty');
+    } else {
+      r.eq(m, batch.nextRunAt, predicted.nextRunAt, `repeat of claim ${prefix}: next run-at now`);
+    }
+  };
+}
+
+export class Claim extends Step {
+  constructor(
+    readonly count: number,
+    readonly worker: number,
+    readonly promoteLimit: number,
+    /** Also when there is nothing to claim or promote (a no-op that must change nothing). */
+    readonly evenIfIdle: boolean,
+    readonly lost: boolean,
+  ) {
+    super();
+  }
+  applicable(m: Readonly<Model>): boolean {
+    return this.evenIfIdle || !m.claimIsNoop(this.promoteLimit);
+  }
+  toString(): string {
+    const idle = this.evenIfIdle ? ' (even if idle)' : '';
+    return `claim n=${this.count} by w${this.worker} promote<=${this.promoteLimit}${idle}${lostTag(this.lost)}`;
+  }
+  protected async exec(m: Model, r: System): Promise<void> {
+    await claimAndCheck(m, r, this);
+  }
+}
+
+/**
+ * Two workers claim at the same moment: both calls are in flight together on one connection,
+ * so they run back to back (in the order sent) and often share a lease deadline, which is
+ * what a repeat of either tells its own jobs apart by (with the claimant prefix).
+ */
+export class ClaimTogether extends Step {
+  constructor(
+    readonly counts: readonly [number, number],
+    readonly promoteLimit: number,
+  ) {
+    super();
+  }
+  applicable(m: Readonly<Model>): boolean {
+    return !m.claimIsNoop(this.promoteLimit);
+  }
+  toString(): string {
+    return `claim together: w0 n=${this.counts[0]} and w1 n=${this.counts[1]} promote<=${this.promoteLimit}`;
+  }
+  protected async exec(m: Model, r: System): Promise<void> {
+    // Both go out before either is awaited; Redis runs them in the order sent.
+    const prefixes = [r.claimantPrefix(0), r.claimantPrefix(1)];
+    const answers = await Promise.all(
+      prefixes.map((prefix, worker) =>
+        settle(
+          claimJobs(r.ctx, {
+            count: this.counts[worker],
+            leaseMs: LEASE_MS,
+            claimantPrefix: prefix,
+            promoteLimit: this.promoteLimit,
+          }),
+        ),
+      ),
+    );
+    const batches = answers.map((answer, worker) => r.value(m, answer, `claim by w${worker} (together)`));
+    if (batches[0].leaseDeadline === batches[1].leaseDeadline) count('claim together: same deadline');
+    for (const worker of [0, 1]) {
+      await recordTogether(m, r, prefixes[worker], this.counts[worker], this.promoteLimit, batches[worker]);
+    }
+  }
+}
+
+/** Checks one claim of a pair (already answered) against the model and keeps it for repeats. */
+async function recordTogether(
+  m: Model,
+  r: System,
+  prefix: string,
+  n: number,
+  promoteLimit: number,
+  batch: ClaimBatch,
+): Promise<void> {
+  const repeat = (): Promise<ClaimBatch> =>
+    claimJobs(r.ctx, { count: n, leaseMs: LEASE_MS, claimantPrefix: prefix, promoteLimit });
+  let answered = false;
+  await r.send(m, {
+    kind: 'claim',
+    requestId: prefix,
+    lost: false,
+    // The first send is the answer already in hand; later repeats go to Redis.
+    run: () => {
+      if (answered) return repeat();
+      answered = true;
+      return Promise.resolve(batch);
+    },
+    checkRepeat: checkClaimRepeat(r, prefix),
+  });
+  const predicted = m.claim(n, prefix, promoteLimit, batch.leaseDeadline);
+  checkClaimed(m, r, prefix, batch, predicted, `claim ${prefix} of two at once (in the order sent)`);
+}

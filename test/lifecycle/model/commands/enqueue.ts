@@ -1,0 +1,205 @@
+/**
+ * enqueue: groups of jobs in one call (one group per caller merged into it), from a few jobs
+ * up to the documented maximum for the whole call. Ids come from two minters (two Snowflake
+ * nodes), interleaved, so byte order and mint call order differ within a millisecond.
+ */
+import { enqueueGroups, enqueueJobs, JobExistsError, type NewJobRecord } from '@app/echomq';
+import {
+  type GroupPrediction,
+  IDEM_KEYS,
+  IDEMPOTENCY_TTL_MS,
+  LATER_MS,
+  type Model,
+  type ResolvedSpec,
+  type When,
+} from '../reference';
+import { count, plain, type System } from '../system';
+import { lostTag, MAX_IDS, Step } from './step';
+
+/** A payload of about `bytes` UTF-8 bytes, padded with one filler character. */
+export interface PayloadSpec {
+  readonly bytes: number;
+  /** x: 1 byte; é: 2 bytes; 😀: 4 bytes (so chunk boundaries fall inside characters). */
+  readonly filler: 'x' | 'é' | '😀';
+}
+
+function payload(id: string, spec: PayloadSpec): string {
+  const bare = JSON.stringify({ job: id, pad: '' });
+  const missing = spec.bytes - Buffer.byteLength(bare);
+  if (missing <= 0) return bare;
+  const pad = spec.filler.repeat(Math.ceil(missing / Buffer.byteLength(spec.filler)));
+  return JSON.stringify({ job: id, pad });
+}
+
+export interface JobSpec {
+  readonly when: When;
+  readonly payload: PayloadSpec;
+  readonly max: number;
+  readonly named: boolean;
+  readonly idem: number | null;
+  /**
+   * Reuse the id of a job that has a row, or of an earlier job in this call: its group must be
+   * refused (all or nothing) unless an idempotency key matches first.
+   */
+  readonly reuse: number | null;
+  /** Which of the two minters mints the id (a group larger than its specs alternates them). */
+  readonly node: number;
+}
+
+/** `size` jobs, job i made from specs[i % specs.length]. */
+export interface GroupSpec {
+  readonly specs: readonly JobSpec[];
+  readonly size: number;
+}
+
+function showSpec(s: JobSpec): string {
+  return (
+    `${s.when} max=${s.max}${s.named ? ' named' : ''} data~${s.payload.bytes}B${s.payload.filler}` +
+    `${s.idem === null ? '' : ` idem=${IDEM_KEYS[s.idem]}`}${s.reuse === null ? '' : ` reuse#${s.reuse}`} n${s.node}`
+  );
+}
+
+function showGroup(g: GroupSpec): string {
+  const specs = g.specs.map(showSpec).join('; ');
+  return g.size === g.specs.length ? `[${specs}]` : `${g.size} x [${specs}]`;
+}
+
+export class Enqueue extends Step {
+  constructor(
+    readonly groups: readonly GroupSpec[],
+    /** Call through enqueueJobs (one group, throws on a clash) rather than enqueueGroups. */
+    readonly single: boolean,
+    readonly lost: boolean,
+  ) {
+    super();
+  }
+  private get total(): number {
+    return this.groups.reduce((n, g) => n + g.size, 0);
+  }
+  applicable(m: Readonly<Model>): boolean {
+    return m.seqOf.size + this.total <= MAX_IDS;
+  }
+  toString(): string {
+    const api = this.single && this.groups.length === 1 ? 'enqueue' : 'enqueue groups';
+    return `${api} ${this.groups.map(showGroup).join(' + ')}${lostTag(this.lost)}`;
+  }
+  protected async exec(m: Model, r: System): Promise<void> {
+    const taken = m.withRow().map((job) => job.id);
+    const now = r.serverNow;
+    const fresh: string[] = [];
+    const resolved = this.groups.map((group) =>
+      Array.from({ length: group.size }, (_, i): ResolvedSpec => {
+        const spec = group.specs[i % group.specs.length];
+        let id: string;
+        if (spec.reuse !== null && taken.length > 0) {
+          id = taken[spec.reuse % taken.length];
+        } else {
+          id = r.mint(group.size > group.specs.length ? spec.node + i : spec.node);
+          fresh.push(id);
+          taken.push(id);
+        }
+        const delayMs = spec.when === 'delay' || spec.when === 'runAtWins' ? LATER_MS : 0;
+        const runAtMs =
+          spec.when === 'runAtPast' || spec.when === 'runAtWins'
+            ? now - 5_000
+            : spec.when === 'runAtFuture'
+              ? now + 2 * LATER_MS
+              : 0;
+        return {
+          id,
+          data: payload(id, spec.payload),
+          name: spec.named ? 'mail' : '',
+          max: spec.max,
+          delayMs,
+          runAtMs,
+          idem: spec.idem === null ? null : IDEM_KEYS[spec.idem],
+        };
+      }),
+    );
+    const records: NewJobRecord[][] = resolved.map((group) =>
+      group.map((s) => ({
+        id: s.id,
+        data: s.data,
+        name: s.name,
+        maxAttempts: s.max,
+        delayMs: s.delayMs,
+        runAtMs: s.runAtMs,
+        idempotencyKey: s.idem ?? '',
+      })),
+    );
+    // A group with no reused id and a job without a key creates something: no snapshot needed.
+    const creates = resolved.some(
+      (group, g) =>
+        group.every((_, i) => this.groups[g].specs[i % this.groups[g].specs.length].reuse === null) &&
+        group.some((spec) => spec.idem === null),
+    );
+    const before = creates ? null : await r.snapshot(m, { ids: fresh });
+    if ([...fresh].sort().some((id, i) => id !== fresh[i]))
+      count('enqueue: byte order differs from mint call order');
+    for (const id of fresh) m.mint(id);
+    if (this.total <= 12) {
+      r.note(`   ids ${resolved.map((g) => g.map((s) => m.label(s.id)).join(',')).join(' + ')}`);
+    } else {
+      r.note(`   ids ${m.label(fresh[0] ?? '')}..${m.label(fresh[fresh.length - 1] ?? '')} (${this.total})`);
+    }
+    const predicted = m.enqueueGroups(resolved, now);
+    for (const group of predicted) {
+      count(`enqueue group: ${group.kind === 'exists' ? 'refused, id exists' : 'accepted'}`);
+      if (group.kind === 'ok' && group.outcomes.some((o) => !o.created))
+        count('enqueue: idempotency key matched');
+    }
+    if (
+      predicted.length > 1 &&
+      predicted.some((g) => g.kind === 'exists') &&
+      predicted.some((g) => g.kind === 'ok')
+    )
+      count('enqueue groups: one refused alone, others in');
+    if (this.total >= 1000) count('enqueue: 1000 jobs in one call');
+
+    const requestId = r.requestId('enqueue');
+    if (this.single && records.length === 1) {
+      const outcome = await r.send(m, {
+        kind: 'enqueue',
+        requestId,
+        lost: this.lost,
+        freshIds: fresh,
+        run: () => enqueueJobs(r.ctx, records[0], IDEMPOTENCY_TTL_MS, requestId),
+      });
+      const [group] = predicted;
+      if (group.kind === 'exists') {
+        const error = r.refused(m, outcome, JobExistsError, 'enqueue');
+        r.eq(m, error.id, group.id, 'JobExistsError names the first clashing id');
+      } else {
+        r.eq(m, r.value(m, outcome, 'enqueue'), group.outcomes, 'enqueue outcomes');
+      }
+    } else {
+      const outcome = await r.send(m, {
+        kind: 'enqueue',
+        requestId,
+        lost: this.lost,
+        freshIds: fresh,
+        run: () => enqueueGroups(r.ctx, records, IDEMPOTENCY_TTL_MS, requestId),
+      });
+      r.eq(
+        m,
+        plain(r.value(m, outcome, 'enqueue groups')),
+        predicted.map(expectedGroup),
+        'enqueue group outcomes',
+      );
+    }
+    const nothing = predicted.every((g) => g.kind === 'exists' || g.outcomes.every((o) => !o.created));
+    if (nothing && !before) r.fail(m, 'model: an enqueue expected to create jobs creates none');
+    if (nothing && before) {
+      await r.expectUnchanged(
+        m,
+        before,
+        0,
+        'an enqueue that creates nothing (refused, or every key matched)',
+      );
+    }
+  }
+}
+
+function expectedGroup(group: GroupPrediction): unknown {
+  return group.kind === 'ok' ? plain(group.outcomes) : plain(new JobExistsError(group.id));
+}

@@ -1,0 +1,328 @@
+/**
+ * The commands of the model-based test and how they are generated. Two mixes:
+ * - everyday: small batches, every transition, stale claims, lost replies, repeats, refusals;
+ * - bulk (a few runs): batches at each documented maximum (SCRIPT_BATCH_MAX): enqueue of 1,000
+ *   jobs in one group or across groups, claims of 1,000, complete / release / extend of 1,000
+ *   claims, and more than 1,000 leases or run-ats due at once for reap / promote.
+ */
+import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
+import fc from 'fast-check';
+import { type FailMode, IDEM_KEYS } from '../reference';
+import { Retry, Remove } from './admin';
+import { Claim, ClaimTogether } from './claim';
+import { type Clockwork, PassTime, PassTimeAll, Pause } from './clock';
+import { Enqueue, type GroupSpec, type JobSpec, type PayloadSpec } from './enqueue';
+import { Refused, REFUSALS, type Refusal } from './refused';
+import { Repeat } from './repeat';
+import {
+  Complete,
+  CompleteMany,
+  type ErrorSize,
+  Extend,
+  Fail,
+  Progress,
+  Release,
+  type ResultKind,
+} from './settle';
+import { Promote, Reap } from './sweep';
+import { type BulkPick, type ClaimPick, type Cmd, type Picks, type Pool } from './step';
+
+export { MAX_BULK_STEPS, MAX_STEPS } from './step';
+
+const MAX = SCRIPT_BATCH_MAX;
+
+/** The value `weight` times in 10, else null. */
+function sometimes<T>(arbitrary: fc.Arbitrary<T>, weight: number): fc.Arbitrary<T | null> {
+  return fc.oneof({ arbitrary: fc.constant(null), weight: 10 - weight }, { arbitrary, weight });
+}
+
+/** The first reply of a write call is lost about one time in six (the call then goes twice). */
+const lost = fc.oneof(
+  { arbitrary: fc.constant(false), weight: 5 },
+  { arbitrary: fc.constant(true), weight: 1 },
+);
+
+const claimPick: fc.Arbitrary<ClaimPick> = fc.record({
+  source: fc.oneof(
+    { arbitrary: fc.constant('current' as const), weight: 6 },
+    { arbitrary: fc.constant('superseded' as const), weight: 3 },
+    { arbitrary: fc.constant('log' as const), weight: 1 },
+  ),
+  index: fc.nat(15),
+  forge: fc.oneof(
+    { arbitrary: fc.constant('none' as const), weight: 8 },
+    { arbitrary: fc.constantFrom('tokenUp' as const, 'tokenDown' as const, 'claimant' as const), weight: 2 },
+  ),
+});
+
+const fewPicks: fc.Arbitrary<Picks> = fc
+  .array(claimPick, { minLength: 1, maxLength: 3 })
+  .map((picks) => ({ kind: 'few' as const, picks }));
+
+const bulkPick: fc.Arbitrary<BulkPick> = fc.record({
+  count: fc.constantFrom(MAX, MAX, MAX - 1, 500),
+  stale: fc.constantFrom(0, 0, 1, 7),
+  reverse: fc.boolean(),
+});
+const bulkPicks: fc.Arbitrary<Picks> = bulkPick.map((bulk) => ({ kind: 'bulk' as const, bulk }));
+
+/** Mostly small payloads; then sizes around the 63-byte chunk edges and the 7000-byte whole-payload edge. */
+const payloadSpec: fc.Arbitrary<PayloadSpec> = fc.record({
+  bytes: fc.oneof(
+    { arbitrary: fc.constant(0), weight: 6 },
+    { arbitrary: fc.constantFrom(63, 64, 126, 127, 252, 253, 254, 316, 700), weight: 3 },
+    { arbitrary: fc.constantFrom(6999, 7000, 7001, 7100), weight: 1 },
+  ),
+  filler: fc.constantFrom('x' as const, 'é' as const, '😀' as const),
+});
+
+const when = fc.oneof(
+  { arbitrary: fc.constant('now' as const), weight: 6 },
+  { arbitrary: fc.constant('delay' as const), weight: 3 },
+  {
+    arbitrary: fc.constantFrom('runAtPast' as const, 'runAtFuture' as const, 'runAtWins' as const),
+    weight: 2,
+  },
+);
+
+const node = fc.nat(1);
+
+function jobSpec(reuseWeight: number): fc.Arbitrary<JobSpec> {
+  return fc.record({
+    payload: payloadSpec,
+    when,
+    max: fc.integer({ min: 1, max: 3 }),
+    named: fc.boolean(),
+    idem: sometimes(fc.integer({ min: 0, max: IDEM_KEYS.length - 1 }), 3),
+    reuse: sometimes(fc.nat(15), reuseWeight),
+    node,
+  });
+}
+
+function group(specs: fc.Arbitrary<JobSpec[]>): fc.Arbitrary<GroupSpec> {
+  return specs.map((list) => ({ specs: list, size: list.length }));
+}
+
+/** A group of `size` plain jobs (no key, no reuse), their ids from both minters in turn. */
+const bulkGroup = (size: fc.Arbitrary<number>): fc.Arbitrary<GroupSpec> =>
+  fc
+    .tuple(
+      size,
+      fc.constantFrom<JobSpec['when']>('now', 'now', 'delay', 'runAtFuture'),
+      fc.integer({ min: 1, max: 2 }),
+    )
+    .map(([n, w, max]) => ({
+      specs: [
+        {
+          payload: { bytes: 0, filler: 'x' as const },
+          when: w,
+          max,
+          named: false,
+          idem: null,
+          reuse: null,
+          node: 0,
+        },
+      ],
+      size: n,
+    }));
+
+/** One job that reuses an id with a row: a group refused alone. */
+const clashGroup: fc.Arbitrary<GroupSpec> = fc
+  .tuple(jobSpec(0), fc.nat(15))
+  .map(([spec, reuse]) => ({ specs: [{ ...spec, reuse, idem: null }], size: 1 }));
+
+const resultKind: fc.Arbitrary<ResultKind> = fc.oneof(
+  { arbitrary: fc.constant<ResultKind>('small'), weight: 6 },
+  { arbitrary: fc.constantFrom<ResultKind>('empty', 'large', 'edge'), weight: 2 },
+);
+const bulkResult = fc.constantFrom<ResultKind>('small', 'budget', 'mixed', 'large');
+const errorSize = fc.oneof(
+  { arbitrary: fc.constant<ErrorSize>('short'), weight: 8 },
+  { arbitrary: fc.constantFrom<ErrorSize>('long', 'huge'), weight: 1 },
+);
+const failMode = fc.constantFrom<FailMode>('backoff', 'now', 'unrecoverable');
+
+const limit = fc.constantFrom(1, 2, MAX);
+const bigLimit = fc.constantFrom(MAX, MAX, MAX - 1);
+/** Now and then a claim / reap / promote runs with nothing to do (and must change nothing). */
+const idle = fc.oneof(
+  { arbitrary: fc.constant(false), weight: 5 },
+  { arbitrary: fc.constant(true), weight: 1 },
+);
+const pool: fc.Arbitrary<Pool> = fc.constantFrom('pending', 'active', 'schedule', 'dead', 'completed', 'any');
+const refusal = fc
+  .tuple(fc.constantFrom<Refusal>(...REFUSALS), fc.nat(11))
+  .map(([k, i]) => new Refused(k, i));
+const repeat = fc
+  .tuple(
+    fc.nat(30),
+    fc.oneof({ arbitrary: fc.constant(false), weight: 3 }, { arbitrary: fc.constant(true), weight: 1 }),
+  )
+  .map(([i, latest]) => new Repeat(i, latest));
+
+const admin = [
+  {
+    arbitrary: fc
+      .tuple(fc.oneof({ arbitrary: fc.constant<Pool>('dead'), weight: 3 }, pool), fc.nat(15), lost)
+      .map(([p, i, l]) => new Retry(p, i, l)),
+    weight: 2,
+  },
+  { arbitrary: fc.tuple(pool, fc.nat(15), lost).map(([p, i, l]) => new Remove(p, i, l)), weight: 2 },
+];
+
+const passTime = fc
+  .tuple(
+    fc.oneof(
+      { arbitrary: fc.constant<Clockwork>('lease'), weight: 4 },
+      { arbitrary: fc.constant<Clockwork>('runAt'), weight: 2 },
+      { arbitrary: fc.constantFrom<Clockwork>('retention', 'idempotency', 'reply'), weight: 1 },
+    ),
+    fc.nat(15),
+    fc.boolean(),
+  )
+  .map(([what, i, same]) => new PassTime(what, i, same));
+
+const passTimeAll = fc
+  .tuple(
+    fc.constantFrom('lease' as const, 'runAt' as const),
+    fc.constantFrom('same' as const, 'forward' as const, 'reverse' as const),
+  )
+  .map(([what, order]) => new PassTimeAll(what, order));
+
+/** The everyday mix: small batches of every kind. */
+export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
+  {
+    arbitrary: fc
+      .tuple(group(fc.array(jobSpec(1), { minLength: 1, maxLength: 3 })), fc.boolean(), lost)
+      .map(([g, single, l]) => new Enqueue([g], single, l)),
+    weight: 4,
+  },
+  {
+    arbitrary: fc
+      .tuple(
+        fc.array(group(fc.array(jobSpec(3), { minLength: 1, maxLength: 3 })), { minLength: 2, maxLength: 3 }),
+        lost,
+      )
+      .map(([groups, l]) => new Enqueue(groups, false, l)),
+    weight: 2,
+  },
+  {
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost)
+      .map(([n, w, p, i, l]) => new Claim(n, w, p, i, l)),
+    weight: 7,
+  },
+  {
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 2 }), fc.integer({ min: 1, max: 2 }), fc.constantFrom(1, MAX))
+      .map(([a, b, p]) => new ClaimTogether([a, b], p)),
+    weight: 1,
+  },
+  {
+    arbitrary: fc
+      .tuple(claimPick, fc.boolean(), resultKind, lost)
+      .map(([p, keep, res, l]) => new Complete(p, keep, res, l)),
+    weight: 3,
+  },
+  {
+    arbitrary: fc
+      .tuple(fewPicks, fc.boolean(), resultKind, lost)
+      .map(([p, keep, res, l]) => new CompleteMany(p, keep, res, l)),
+    weight: 2,
+  },
+  { arbitrary: claimPick.map((p) => new Progress(p)), weight: 1 },
+  {
+    arbitrary: fc
+      .tuple(claimPick, failMode, errorSize, lost)
+      .map(([p, mode, size, l]) => new Fail(p, mode, size, l)),
+    weight: 4,
+  },
+  {
+    arbitrary: fc.tuple(fewPicks, fc.boolean(), lost).map(([p, half, l]) => new Extend(p, half, l)),
+    weight: 2,
+  },
+  { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 3 },
+  { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Reap(n, i)), weight: 4 },
+  { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Promote(n, i)), weight: 3 },
+  ...admin,
+  { arbitrary: passTime, weight: 7 },
+  { arbitrary: passTimeAll, weight: 1 },
+  { arbitrary: fc.constant(new Pause(true)), weight: 1 },
+  { arbitrary: fc.constant(new Pause(false)), weight: 2 },
+  { arbitrary: repeat, weight: 4 },
+  { arbitrary: refusal, weight: 2 },
+);
+
+/** The bulk mix: batches at the documented maxima, and more than a batch due at once. */
+export const bulkCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
+  {
+    arbitrary: fc
+      .tuple(bulkGroup(fc.constantFrom(MAX, MAX, MAX - 1)), fc.boolean(), lost)
+      .map(([g, single, l]) => new Enqueue([g], single, l)),
+    weight: 5,
+  },
+  {
+    // Several callers merged into one call of the maximum size, one of them clashing.
+    arbitrary: fc
+      .tuple(bulkGroup(fc.constantFrom(400, 600)), clashGroup, fc.boolean(), lost)
+      .map(([g, clash, clashFirst, l]) => {
+        const rest = { ...g, size: MAX - 1 - g.size };
+        return new Enqueue(clashFirst ? [clash, g, rest] : [g, clash, rest], false, l);
+      }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc
+      .tuple(bigLimit, fc.nat(2), fc.constantFrom(0, MAX), lost)
+      .map(([n, w, p, l]) => new Claim(n, w, p, false, l)),
+    weight: 5,
+  },
+  { arbitrary: fc.constant(new ClaimTogether([500, 500], MAX)), weight: 1 },
+  {
+    arbitrary: fc
+      .tuple(bulkPicks, fc.boolean(), bulkResult, lost)
+      .map(([p, keep, res, l]) => new CompleteMany(p, keep, res, l)),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.tuple(bulkPicks, fc.boolean(), lost).map(([p, half, l]) => new Extend(p, half, l)),
+    weight: 2,
+  },
+  { arbitrary: fc.tuple(bulkPicks, lost).map(([p, l]) => new Release(p, l)), weight: 2 },
+  {
+    arbitrary: fc
+      .tuple(claimPick, failMode, errorSize, lost)
+      .map(([p, mode, size, l]) => new Fail(p, mode, size, l)),
+    weight: 1,
+  },
+  { arbitrary: passTimeAll, weight: 4 },
+  { arbitrary: fc.tuple(bigLimit, fc.constant(false)).map(([n, i]) => new Reap(n, i)), weight: 3 },
+  { arbitrary: fc.tuple(bigLimit, fc.constant(false)).map(([n, i]) => new Promote(n, i)), weight: 3 },
+  { arbitrary: repeat, weight: 3 },
+  { arbitrary: refusal, weight: 1 },
+  ...admin.map((a) => ({ ...a, weight: 1 })),
+);
+
+/**
+ * How a bulk run starts: a call of the maximum size, a call of several callers (one clashing,
+ * refused alone), then two claims of the maximum, so more than a batch is pending, active or
+ * scheduled and a reap or promote after "every lease / run-at runs out" finds more due than it
+ * may move.
+ */
+export const bulkSetup: fc.Arbitrary<Cmd[]> = fc
+  .tuple(
+    bulkGroup(fc.constantFrom(MAX, MAX, MAX - 1)).map((g) => ({
+      ...g,
+      specs: g.specs.map((s) => ({ ...s, when: 'now' as const })),
+    })),
+    fc.boolean(),
+    fc.tuple(bulkGroup(fc.integer({ min: 20, max: 60 })), clashGroup, fc.boolean()),
+    fc.constantFrom(0, MAX),
+    lost,
+  )
+  .map(([first, single, [g, clash, clashFirst], promote, l]) => [
+    new Enqueue([first], single, false),
+    new Enqueue(clashFirst ? [clash, g, { ...g, size: 30 }] : [g, clash, { ...g, size: 30 }], false, l),
+    new Claim(MAX, 0, promote, false, false),
+    new Claim(MAX, 1, promote, false, l),
+  ]);

@@ -1,0 +1,65 @@
+/**
+ * The reaper's two calls: reap (expired leases back to pending, or to dead) and promote (due
+ * run-ats to pending), each bounded by its limit, up to the documented maximum. Neither takes a
+ * request id: both are idempotent (a repeat moves only what is still due).
+ */
+import { promoteDue, reapExpired } from '@app/echomq';
+import type { Model } from '../reference';
+import { count, type System } from '../system';
+import { Step } from './step';
+
+function size(n: number): string {
+  return n >= 1000 ? '1000' : n > 2 ? 'many' : String(n);
+}
+
+export class Reap extends Step {
+  constructor(
+    readonly limit: number,
+    readonly evenIfIdle: boolean,
+  ) {
+    super();
+  }
+  applicable(m: Readonly<Model>): boolean {
+    return this.evenIfIdle || m.dueIn('active').length > 0;
+  }
+  toString(): string {
+    return `reap limit=${this.limit}${this.evenIfIdle ? ' (even if idle)' : ''}`;
+  }
+  protected async exec(m: Model, r: System): Promise<void> {
+    const due = m.dueIn('active');
+    const before = due.length === 0 ? await r.snapshot(m) : null;
+    const out = await reapExpired(r.ctx, this.limit);
+    if (due.some((job) => job.base > 0)) count('reap: with a moved budget base');
+    const expected = m.reap(this.limit);
+    if (expected.toPending > 0) count('reap: -> pending');
+    if (expected.toDead > 0) count('reap: -> dead');
+    if (expected.more) count(`reap: more left (limit ${size(this.limit)}, ${size(due.length)} due)`);
+    r.eq(m, out, expected, 'reap outcome');
+    if (before) await r.expectUnchanged(m, before, 0, 'a reap with no expired lease');
+  }
+}
+
+export class Promote extends Step {
+  constructor(
+    readonly limit: number,
+    readonly evenIfIdle: boolean,
+  ) {
+    super();
+  }
+  applicable(m: Readonly<Model>): boolean {
+    return this.evenIfIdle || m.dueIn('schedule').length > 0;
+  }
+  toString(): string {
+    return `promote limit=${this.limit}${this.evenIfIdle ? ' (even if idle)' : ''}`;
+  }
+  protected async exec(m: Model, r: System): Promise<void> {
+    const due = m.dueIn('schedule').length;
+    const before = due === 0 ? await r.snapshot(m) : null;
+    const out = await promoteDue(r.ctx, this.limit);
+    const expected = m.promote(this.limit);
+    if (expected.promoted > 0) count(`promote: some${expected.more ? ', more left' : ''}`);
+    if (expected.more) count(`promote: more left (limit ${size(this.limit)}, ${size(due)} due)`);
+    r.eq(m, out, expected, 'promote outcome');
+    if (before) await r.expectUnchanged(m, before, 0, 'a promote with nothing due');
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The per-job checks of a verification: a row's exact fields and TTL, and its score in the
+ * set that holds it, against the model.
+ */
+import { type Model, type ModelJob } from './reference';
+
+/** How far a time a script returns or writes may be from the server time of the check. */
+export const CLOCK_SLACK_MS = 60_000;
+
+/** Row fields the scripts may write (DESIGN §1 / prelude). */
+const ROW_FIELDS = new Set(['d', 'n', 'm', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p']);
+
+/** Where checks report (the System of the run). */
+export interface Reporter {
+  /** Highest attempts seen per id: attempts never decreases (invariant 3). */
+  readonly seenAttempts: Map<string, number>;
+  fail(m: Model, message: string): never;
+  eq(m: Model, actual: unknown, expected: unknown, what: string): void;
+}
+
+export function checkRow(
+  r: Reporter,
+  m: Model,
+  job: ModelJob,
+  raw: Record<string, Buffer>,
+  pttl: number,
+  now: number,
+): void {
+  const who = m.label(job.id);
+  const { payload, fields } = splitPayload(r, m, who, raw);
+  const attempts = Number(fields.a ?? '0');
+  const seen = r.seenAttempts.get(job.id) ?? 0;
+  if (attempts < seen) r.fail(m, `invariant 3: attempts of ${who} went down from ${seen} to ${attempts}`);
+  r.seenAttempts.set(job.id, attempts);
+
+  for (const field of Object.keys(fields)) {
+    if (!ROW_FIELDS.has(field)) r.fail(m, `row of ${who} has an unknown field ${field}`);
+  }
+  if (payload === null || !payload.equals(payloadBytes(job))) {
+    r.fail(m, `payload of ${who} reads back as ${String(payload?.toString().slice(0, 80))}...`);
+  }
+  const expected: Record<string, string> = {
+    m: String(job.max),
+    a: String(job.attempts),
+    b: String(job.base),
+  };
+  if (job.name !== '') expected.n = job.name;
+  if (job.idem !== null) expected.k = job.idem;
+  if (job.claimant !== null) expected.c = job.claimant;
+  if (job.error !== null) expected.e = job.error;
+  if (job.place === 'completed') expected.r = job.result ?? '';
+  if (job.progress !== null) expected.p = job.progress;
+  const { f, ...rest } = fields;
+  const actual: Record<string, string> = { ...rest, a: rest.a ?? '0', b: rest.b ?? '0' };
+  if (!sameFields(actual, expected)) {
+    const differ = [...new Set([...Object.keys(actual), ...Object.keys(expected)])]
+      .filter((field) => actual[field] !== expected[field])
+      .sort();
+    const what = differ.includes('a')
+      ? `invariant 3: attempts of ${who} is ${actual.a}, but it was claimed ${expected.a} times`
+      : `row of ${who} differs in ${differ.join(', ')}`;
+    r.eq(m, actual, expected, what);
+  }
+
+  if (job.place === 'completed') {
+    // A finished row says so ('f'): the job view reads 'completed' only then.
+    const finished = Number(f);
+    if (!(finished >= job.finishedNotBefore - CLOCK_SLACK_MS && finished <= now + CLOCK_SLACK_MS)) {
+      r.fail(m, `finished-at of ${who} is ${f}, expected about [${job.finishedNotBefore}, ${now}]`);
+    }
+    if (!(pttl > 0 && pttl <= job.keepMs)) {
+      r.fail(m, `retained row of ${who} has PTTL ${pttl}, expected in (0, ${job.keepMs}]`);
+    }
+  } else {
+    if (f !== undefined) r.fail(m, `${who} is ${job.place} but has a finished-at`);
+    if (pttl !== -1) r.fail(m, `${who} is ${job.place} but its row expires (${pttl})`);
+  }
+}
+
+/**
+ * Takes the payload out of a row: 'd', then chunks 'd2' .. 'dN' (contiguous, joined as bytes),
+ * and 'dn' = N when present. Returns the payload bytes and the other fields as text.
+ */
+function splitPayload(
+  r: Reporter,
+  m: Model,
+  who: string,
+  raw: Record<string, Buffer>,
+): { payload: Buffer | null; fields: Record<string, string> } {
+  const fields: Record<string, string> = {};
+  const chunks = new Map<number, Buffer>();
+  let count: string | undefined;
+  for (const name in raw) {
+    const value = raw[name];
+    if (name === 'd') chunks.set(1, value);
+    else if (name === 'dn') count = value.toString();
+    else if (name.startsWith('d') && /^d[0-9]+$/.test(name)) chunks.set(Number(name.slice(1)), value);
+    else fields[name] = value.toString();
+  }
+  if (!chunks.has(1)) return { payload: null, fields };
+  if (chunks.size === 1 && count === undefined) return { payload: chunks.get(1)!, fields };
+  const parts: Buffer[] = [];
+  for (let i = 1; i <= chunks.size; i++) {
+    const part = chunks.get(i);
+    if (!part) r.fail(m, `payload chunks of ${who} are not contiguous: ${[...chunks.keys()].join(',')}`);
+    parts.push(part);
+  }
+  if (count !== undefined && Number(count) !== chunks.size) {
+    r.fail(m, `payload of ${who} has ${chunks.size} chunks, but dn says ${count}`);
+  }
+  return { payload: Buffer.concat(parts), fields };
+}
+
+export function checkScore(r: Reporter, m: Model, job: ModelJob, score: number, now: number): void {
+  const who = `${m.label(job.id)} in ${job.place}`;
+  if (job.score.kind === 'exact') {
+    r.eq(m, score, job.score.value, `score of ${who}`);
+  } else {
+    const lo = job.score.notBefore + job.score.delay - CLOCK_SLACK_MS;
+    const hi = now + job.score.delay + CLOCK_SLACK_MS;
+    if (!(score >= lo && score <= hi)) r.fail(m, `run-at of ${who} is ${score}, expected in [${lo}, ${hi}]`);
+  }
+  if (job.place === 'active' || job.place === 'schedule') {
+    if (job.due !== score <= now) {
+      r.fail(m, `${who}: score ${score} vs server now ${now}, model says due=${job.due}`);
+    }
+  }
+}
+
+function sameFields(a: Record<string, string>, b: Record<string, string>): boolean {
+  let n = 0;
+  for (const key in a) {
+    if (a[key] !== b[key]) return false;
+    n += 1;
+  }
+  return n === Object.keys(b).length;
+}
+
+const payloads = new WeakMap<ModelJob, Buffer>();
+
+/** A job's payload as bytes (made once per job). */
+function payloadBytes(job: ModelJob): Buffer {
+  let bytes = payloads.get(job);
+  if (!bytes) {
+    bytes = Buffer.from(job.data);
+    payloads.set(job, bytes);
+  }
+  return bytes;
+}
