@@ -51,7 +51,7 @@ function expectRefusal(refusal: unknown, reason: NodeLeaseLostError['reason']): 
 }
 
 describe('minting inside a node lease window', () => {
-  it('refuses with a typed error while no window is held, before the floor, and from the local deadline on', () => {
+  it('refuses with a typed error while no window is held, before its first renewal opens it, and from the local deadline on', () => {
     let now = 0;
     let window: MintWindow | undefined = undefined;
     const snowflakes = new LeasedSnowflakes(
@@ -60,10 +60,17 @@ describe('minting inside a node lease window', () => {
     );
     expectRefusal(mintAll(snowflakes, 1).refusal, 'not-held');
 
-    window = windowOf({ floorMs: SERVER_NOW + 500 });
+    // A new tenure: the ceiling (acquisition + window) is below the floor until a renewal.
+    window = windowOf({ floorMs: SERVER_NOW + 1_801, ceilingMs: SERVER_NOW + 1_800 });
     expectRefusal(mintAll(snowflakes, 1).refusal, 'waiting');
-    expect(snowflakes.msUntilOpen()).toBe(500);
 
+    // Renewed: ids are minted at once, stamped with the floor while the server clock is behind it.
+    window = windowOf({ floorMs: SERVER_NOW + 1_801, ceilingMs: SERVER_NOW + 1_810 });
+    const early = mintAll(snowflakes, 10).values;
+    expect(early).toHaveLength(10);
+    expect(early.every((value) => snowflakeParts(value).timeMs === SERVER_NOW + 1_801)).toBe(true);
+
+    window = windowOf();
     now = 500;
     expect(snowflakes.blocker()).toBeUndefined();
     expect(mintAll(snowflakes, 10).values).toHaveLength(10);

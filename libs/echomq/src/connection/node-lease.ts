@@ -5,10 +5,18 @@ import { LeasedSnowflakes, MAX_NODE, NodeLeaseLostError, type MintWindow } from 
 import { nodeLeaseKey } from '../keyspace';
 import type { RedisClient } from '../scripts';
 
-/** TTL of `emq:node:<n>` and the length of every window; short, because a new holder waits one before minting. */
+/**
+ * TTL of `emq:node:<n>`. Short, because a new holder's ids start one window (lease less margin)
+ * ahead of the server clock, above anything an unknowing previous holder can still mint.
+ */
 export const NODE_LEASE_MS = 2_000;
 /** Kept back from each window for clock-rate drift on this host and clock skew between Redis hosts. */
 export const NODE_LEASE_MARGIN_MS = 200;
+/**
+ * While a tenure's floor is still ahead of the server clock, it renews this often, so its
+ * ceiling (which only renewals raise) keeps ahead of the ids it mints from the floor.
+ */
+const RAMP_RENEW_MS = 20;
 /** Longest a release at shutdown waits for Redis; the key expires by itself anyway. */
 const RELEASE_TIMEOUT_MS = 1_000;
 
@@ -65,7 +73,6 @@ class Tenure implements MintWindow {
     readonly node: number,
     readonly token: string,
     private readonly windowMs: number,
-    leaseMs: number,
     sentAt: number,
     receivedAt: number,
     serverMs: number,
@@ -73,7 +80,7 @@ class Tenure implements MintWindow {
     // A previous holder of this node may have lost its key to a deletion (a restart without
     // persistence, a failover) without knowing yet: it still mints up to its own ceiling, which
     // is below this floor because its last confirmation came before this acquisition.
-    this.floorMs = serverMs + leaseMs + 1;
+    this.floorMs = serverMs + windowMs + 1;
     this.ceilingMs = serverMs + windowMs;
     this.validUntil = sentAt + windowMs;
     this.serverOffsetMs = serverMs - receivedAt;
@@ -183,9 +190,9 @@ export class NodeLease {
           else reject(new NodeLeaseLostError(blocker, this.node));
           return;
         }
-        // Look again when the window should open, at the deadline, or after a renewal interval;
-        // every change of tenure or window also looks again (listeners).
-        const wait = Math.min(deadline - now, this.snowflakes.msUntilOpen() ?? Infinity, this.renewEveryMs);
+        // Look again at the deadline or after a renewal interval; every change of tenure or
+        // window (a confirmed renewal opens a new tenure's window) also looks again (listeners).
+        const wait = Math.min(deadline - now, this.renewEveryMs);
         timer = this.timers.setTimeout(check, Math.max(1, wait));
       };
       this.listeners.add(check);
@@ -228,7 +235,7 @@ export class NodeLease {
       const reply = await this.redis.eval(ACQUIRE_LUA, 1, nodeLeaseKey(node), token, this.leaseMs);
       const [taken, serverMs] = reply as [number, number];
       if (taken !== 1) continue;
-      const tenure = new Tenure(node, token, this.windowMs, this.leaseMs, sentAt, this.clock(), serverMs);
+      const tenure = new Tenure(node, token, this.windowMs, sentAt, this.clock(), serverMs);
       if (this.closed) {
         void this.giveBack(tenure); // released while this acquisition was in flight
         return true;
@@ -273,11 +280,16 @@ export class NodeLease {
 
   private scheduleRenewal(): void {
     this.timers.clearTimeout(this.renewTimer);
-    this.renewTimer = this.timers.setTimeout(() => {
-      if (!this.tenure || this.closed) return;
-      void this.renew();
-      this.scheduleRenewal();
-    }, this.renewEveryMs);
+    const tenure = this.tenure;
+    const ramping = tenure !== undefined && this.clock() + tenure.serverOffsetMs < tenure.floorMs;
+    this.renewTimer = this.timers.setTimeout(
+      () => {
+        if (!this.tenure || this.closed) return;
+        void this.renew();
+        this.scheduleRenewal();
+      },
+      ramping ? Math.min(RAMP_RENEW_MS, this.renewEveryMs) : this.renewEveryMs,
+    );
   }
 
   private async giveBack(tenure: Tenure): Promise<void> {

@@ -9,7 +9,11 @@ import { SnowflakeMinter, type Clock, type SnowflakeSource } from './snowflake';
  */
 export interface MintWindow {
   readonly node: number;
-  /** No Snowflake of this tenure is earlier: one lease period after the acquisition. */
+  /**
+   * No Snowflake of this tenure is earlier: one window after the acquisition, above any id a
+   * previous holder can have minted. Until the server clock reaches it, ids are stamped with
+   * it (a little ahead of time) rather than waited for.
+   */
   readonly floorMs: number;
   /** No Snowflake of this tenure is later: the last confirmation plus the lease, less the margin. */
   readonly ceilingMs: number;
@@ -49,16 +53,6 @@ export class LeasedSnowflakes implements SnowflakeSource {
     return window === undefined ? 'not-held' : this.blockerIn(window, this.monotonic());
   }
 
-  /** Monotonic ms until the window's floor is reached, when that is what mint waits for. */
-  msUntilOpen(): number | undefined {
-    const window = this.window();
-    if (window === undefined) return undefined;
-    const now = this.monotonic();
-    return this.blockerIn(window, now) === 'waiting'
-      ? window.floorMs - (now + window.serverOffsetMs)
-      : undefined;
-  }
-
   /** @throws NodeLeaseLostError when the lease does not allow minting now (nothing is minted). */
   nextParts(): { high: number; low: number } {
     const window = this.window();
@@ -73,11 +67,11 @@ export class LeasedSnowflakes implements SnowflakeSource {
   private blockerIn(window: MintWindow, now: number): NodeLeaseBlocker | undefined {
     if (now >= window.validUntil) return 'unconfirmed';
     const last = this.minterWindow === window ? this.minter!.lastTimeMs : -Infinity;
-    const next = Math.max(Math.floor(now + window.serverOffsetMs), last);
-    if (next < window.floorMs) return 'waiting';
+    const next = Math.max(Math.floor(now + window.serverOffsetMs), last, window.floorMs);
     // The minter may borrow one millisecond past `next` (over 4096 ids in one), so stopping
-    // one short of the ceiling keeps every id at or below it.
-    if (next >= window.ceilingMs) return 'exhausted';
+    // one short of the ceiling keeps every id at or below it. A new tenure's window opens
+    // with its first confirmed renewal, which lifts the ceiling above the floor.
+    if (next >= window.ceilingMs) return last < window.floorMs ? 'waiting' : 'exhausted';
     return undefined;
   }
 
@@ -87,7 +81,10 @@ export class LeasedSnowflakes implements SnowflakeSource {
    */
   private minterFor(window: MintWindow): SnowflakeMinter {
     if (this.minterWindow !== window || this.minter === undefined) {
-      this.minter = new SnowflakeMinter(window.node, () => this.now + window.serverOffsetMs);
+      // Never below the floor: before the server clock gets there, ids carry the floor's time.
+      this.minter = new SnowflakeMinter(window.node, () =>
+        Math.max(this.now + window.serverOffsetMs, window.floorMs),
+      );
       this.minterWindow = window;
     }
     return this.minter;
