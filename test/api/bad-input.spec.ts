@@ -1,4 +1,4 @@
-import { isJobId, isValidQueueName, JOB_IDS, STATE_SETS } from '@app/echomq';
+import { ENQUEUE_MANY_MAX as BULK_MAX, isJobId, isValidQueueName, JOB_IDS, STATE_SETS } from '@app/echomq';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { MAX_DELAY_MS } from '../../apps/api/src/queues/dto/enqueue-job.dto';
@@ -237,7 +237,7 @@ function cases(seedId: string): fc.Arbitrary<Case> {
           .array(fc.oneof(fc.integer(), fc.string(), fc.constant(null)), { minLength: 1, maxLength: 3 })
           .map((jobs) => ({ jobs })),
         fc
-          .integer({ min: 1001, max: 1100 })
+          .integer({ min: BULK_MAX + 1, max: BULK_MAX + 100 })
           .map((n) => ({ jobs: Array.from({ length: n }, () => ({ data: 0 })) })),
         fc.constant({}),
         fc

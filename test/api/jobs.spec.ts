@@ -1,4 +1,4 @@
-import { claimJobs, failJob, RedisConnections } from '@app/echomq';
+import { claimJobs, ENQUEUE_MANY_MAX as BULK_MAX, failJob, RedisConnections } from '@app/echomq';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { RedisServer } from '../support/redis-server';
@@ -150,7 +150,7 @@ describe('api: jobs and queues over HTTP', () => {
 
     await http()
       .post(`/queues/${queue}/jobs/bulk`)
-      .send({ jobs: Array.from({ length: 1001 }, () => ({ data: 0 })) })
+      .send({ jobs: Array.from({ length: BULK_MAX + 1 }, () => ({ data: 0 })) })
       .expect(400);
   });
 

@@ -217,7 +217,7 @@ describe('found by the model', () => {
       const k = ctx.keys;
       const args = (prefix: string): (string | number)[] => [
         ...[k.fence, k.reply(prefix), k.pending, k.active, k.schedule, k.metrics, k.events, k.wake, k.paused],
-        ...[k.jobPrefix, 1, 60_000, prefix, 1000, 1000, 60_000],
+        ...[k.jobPrefix, 1, 60_000, prefix, 1000, SCRIPT_BATCH_MAX, 60_000],
       ];
       const multi = ctx.redis.multi() as unknown as Record<
         'emqClaim',

@@ -63,7 +63,7 @@ export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Prom
       request.leaseMs,
       request.claimantPrefix,
       ctx.eventsMaxLen,
-      request.promoteLimit ?? 1000,
+      request.promoteLimit ?? SCRIPT_BATCH_MAX,
       replayWindow(ctx),
     ],
   )) as (string | number | null)[];

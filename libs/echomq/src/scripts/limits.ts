@@ -3,10 +3,11 @@
  *
  * One script call blocks Redis while it runs, so each moves a bounded number of jobs:
  * at most SCRIPT_BATCH_MAX, which on a 2-core machine is a few milliseconds of Redis
- * time for the heaviest transition (enqueue). Callers with more work make more calls
+ * time for the heaviest transitions (enqueue and claim, about 10 µs a job; measured by
+ * bench/batch-cost.ts). Callers with more work make more calls
  * (the claim loop, the reaper) or are refused before anything is sent (enqueueMany).
  */
-export const SCRIPT_BATCH_MAX = 1_000;
+export const SCRIPT_BATCH_MAX = 500;
 
 /** Most jobs one enqueueMany call takes; it stays all or nothing, so it is one script call. */
 export const ENQUEUE_MANY_MAX = SCRIPT_BATCH_MAX;

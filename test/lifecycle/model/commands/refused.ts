@@ -283,7 +283,7 @@ export class Refused extends Step {
         return {
           requestId: known,
           call: () =>
-            claimJobs(ctx, { count: 3, leaseMs: LEASE_MS, claimantPrefix: rid, promoteLimit: 1000 }),
+            claimJobs(ctx, { count: 3, leaseMs: LEASE_MS, claimantPrefix: rid, promoteLimit: SCRIPT_BATCH_MAX }),
         };
       case 'complete': {
         const ref = someClaim(m, i);
@@ -311,9 +311,9 @@ export class Refused extends Step {
         return { requestId: known, call: () => removeJob(ctx, target, rid) };
       }
       case 'reap':
-        return { requestId: null, call: () => reapExpired(ctx, 1000) };
+        return { requestId: null, call: () => reapExpired(ctx, SCRIPT_BATCH_MAX) };
       case 'promote':
-        return { requestId: null, call: () => promoteDue(ctx, 1000) };
+        return { requestId: null, call: () => promoteDue(ctx, SCRIPT_BATCH_MAX) };
     }
   }
 }

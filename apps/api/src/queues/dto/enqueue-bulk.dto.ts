@@ -1,13 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, ValidateNested } from 'class-validator';
+import { ENQUEUE_MANY_MAX } from '@app/echomq';
 import { EnqueueJobDto } from './enqueue-job.dto';
 
-/**
- * Most jobs one bulk request takes. The library allows more per call, but one HTTP
- * request should stay a short, bounded unit of work for Redis and for the body limit.
- */
-export const BULK_MAX = 1000;
+/** Most jobs one bulk request takes: what one enqueue script call takes (all or nothing). */
+export const BULK_MAX = ENQUEUE_MANY_MAX;
 
 export class EnqueueBulkDto {
   @ApiProperty({ type: [EnqueueJobDto], minItems: 1, maxItems: BULK_MAX })
