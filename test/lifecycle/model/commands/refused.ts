@@ -283,7 +283,12 @@ export class Refused extends Step {
         return {
           requestId: known,
           call: () =>
-            claimJobs(ctx, { count: 3, leaseMs: LEASE_MS, claimantPrefix: rid, promoteLimit: SCRIPT_BATCH_MAX }),
+            claimJobs(ctx, {
+              count: 3,
+              leaseMs: LEASE_MS,
+              claimantPrefix: rid,
+              promoteLimit: SCRIPT_BATCH_MAX,
+            }),
         };
       case 'complete': {
         const ref = someClaim(m, i);
