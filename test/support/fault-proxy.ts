@@ -318,6 +318,9 @@ export class FaultProxy extends EventEmitter<FaultProxyEvents> {
     this.counts.open--;
     for (const socket of link.server ? [link.client, link.server] : [link.client]) {
       if (how === 'end') socket.end(() => socket.destroy());
+      // A socket whose writable side already ended (its peer closed first) cannot be reset:
+      // on Node 20 resetAndDestroy() then never closes the handle and the process hangs.
+      else if (socket.writableEnded || socket.destroyed) socket.destroy();
       else socket.resetAndDestroy();
     }
   }

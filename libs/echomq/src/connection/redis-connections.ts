@@ -104,6 +104,8 @@ export class RedisConnections implements OnApplicationShutdown {
     if (this.client instanceof DeadlineRedis) this.client.failHeld();
     // QUIT has its deadline like any command; a silent socket is then simply dropped.
     await this.client.quit().catch(() => undefined);
-    this.client.disconnect();
+    // Only a QUIT that did not get through leaves a socket to drop (dropping an ended
+    // client would start ioredis's reconnect bookkeeping for nothing).
+    if (this.client.status !== 'end') this.client.disconnect();
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The commands of the model-based test and how they are generated. Two mixes:
  * - everyday: small batches, every transition, stale claims, lost replies, repeats, refusals;
- * - bulk (a few runs): batches at each documented maximum (SCRIPT_BATCH_MAX): enqueue of 1,000
+ * - bulk (a few runs): batches at each documented maximum (SCRIPT_BATCH_MAX): enqueue of SCRIPT_BATCH_MAX
  *   jobs in one group or across groups, claims of 1,000, complete / release / extend of 1,000
  *   claims, and more than 1,000 leases or run-ats due at once for reap / promote.
  */
@@ -60,7 +60,7 @@ const fewPicks: fc.Arbitrary<Picks> = fc
   .map((picks) => ({ kind: 'few' as const, picks }));
 
 const bulkPick: fc.Arbitrary<BulkPick> = fc.record({
-  count: fc.constantFrom(MAX, MAX, MAX - 1, 500),
+  count: fc.constantFrom(MAX, MAX, MAX - 1, Math.floor(MAX / 2)),
   stale: fc.constantFrom(0, 0, 1, 7),
   reverse: fc.boolean(),
 });
@@ -264,7 +264,12 @@ export const bulkCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
   {
     // Several callers merged into one call of the maximum size, one of them clashing.
     arbitrary: fc
-      .tuple(bulkGroup(fc.constantFrom(400, 600)), clashGroup, fc.boolean(), lost)
+      .tuple(
+        bulkGroup(fc.constantFrom(Math.floor((MAX * 2) / 5), Math.floor((MAX * 3) / 5))),
+        clashGroup,
+        fc.boolean(),
+        lost,
+      )
       .map(([g, clash, clashFirst, l]) => {
         const rest = { ...g, size: MAX - 1 - g.size };
         return new Enqueue(clashFirst ? [clash, g, rest] : [g, clash, rest], false, l);
@@ -277,7 +282,7 @@ export const bulkCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
       .map(([n, w, p, l]) => new Claim(n, w, p, false, l)),
     weight: 5,
   },
-  { arbitrary: fc.constant(new ClaimTogether([500, 500], MAX)), weight: 1 },
+  { arbitrary: fc.constant(new ClaimTogether([MAX / 2, MAX / 2], MAX)), weight: 1 },
   {
     arbitrary: fc
       .tuple(bulkPicks, fc.boolean(), bulkResult, lost)
