@@ -27,9 +27,7 @@ local n = batch_arg(5, 6, 4)
 
 local prior = replayed(KEYS[2])
 if prior then
-  local out = {}
-  for i = 1, #prior do out[i] = tonumber(string.sub(prior, i, i)) end
-  return out
+  return flags_from(prior, {})
 end
 
 local RESULT_MAX, LEFT_OUT_KEEP = ${EVENT_RESULT_MAX_BYTES}, ${LEFT_OUT_RESULT_KEEP_MS}

@@ -23,9 +23,7 @@ local n = batch_arg(5, 6, 3)
 local prior = replayed(KEYS[2])
 if prior then
   local deadline, flags = string.match(prior, '^(%d+):(%d*)$')
-  local out = { tonumber(deadline) }
-  for i = 1, #flags do out[#out + 1] = tonumber(string.sub(flags, i, i)) end
-  return out
+  return flags_from(flags, { tonumber(deadline) })
 end
 
 local deadline = now_ms() + lease

@@ -50,6 +50,12 @@ local function record(key, text, ttl)
   redis.call('SET', key, text, 'PX', ttl)
 end
 
+-- Per-claim answers (1 or 0) are recorded as one digit each ('1101'); appends them to out.
+local function flags_from(text, out)
+  for i = 1, #text do out[#out + 1] = tonumber(string.sub(text, i, i)) end
+  return out
+end
+
 -- unpack() fails past about 8,000 values, so long lists reach Redis in slices.
 local function each_slice(list, fn)
   for i = 1, #list, SLICE do

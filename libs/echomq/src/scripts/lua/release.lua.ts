@@ -20,9 +20,7 @@ local n = batch_arg(4, 5, 3)
 
 local prior = replayed(KEYS[2])
 if prior then
-  local out = {}
-  for i = 1, #prior do out[i] = tonumber(string.sub(prior, i, i)) end
-  return out
+  return flags_from(prior, {})
 end
 
 local out, ids = {}, {}
