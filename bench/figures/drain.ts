@@ -8,7 +8,8 @@ import { interleaved } from '../support/rounds';
 import { drainRate, WorkerRun, type WorkerRunReport } from '../support/worker-run';
 import type { QueueSystem } from '../systems/types';
 
-const PREFILL_BATCH = 1_000;
+/** Prefill in the largest batches every system takes in one call (EchoMQ's ENQUEUE_MANY_MAX). */
+const PREFILL_BATCH = 500;
 const WARM_UP_CONCURRENCY = 50;
 
 /**

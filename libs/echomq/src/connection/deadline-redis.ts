@@ -30,7 +30,13 @@ function goesOutNow(status: string, command: Command): boolean {
  * Repeating is the caller's decision, and every EchoMQ write is safe to repeat.
  */
 export class DeadlineRedis extends Redis {
-  private readonly onWire = new Map<Command, NodeJS.Timeout>();
+  /**
+   * Commands on the wire and when each is due, in send order. The deadline is the same for
+   * every command, so send order is due order, and one timer, armed for the oldest, watches
+   * them all: no timer per command on the hot path.
+   */
+  private readonly onWire = new Map<Command, number>();
+  private deadlineTimer?: NodeJS.Timeout;
   private held: { command: Command; stream?: WriteableStream; timer: NodeJS.Timeout }[] = [];
 
   /** How the target is named in errors and logs: host:port or socket path, never credentials. */
@@ -54,7 +60,7 @@ export class DeadlineRedis extends Redis {
       return command.promise;
     }
     const sent = super.sendCommand(command, stream);
-    if (!command.isResolved) this.armDeadline(command, this.deadlineMs);
+    if (!command.isResolved) this.track(command);
     return sent;
   }
 
@@ -80,26 +86,45 @@ export class DeadlineRedis extends Redis {
     }
   }
 
-  private armDeadline(command: Command, ms: number): void {
-    const timer = setTimeout(() => {
-      if (!this.onWire.delete(command) || command.isResolved) return;
-      command.reject(new OutcomeUnknownError(command.name, `no reply within ${ms} ms`));
-      // The socket is presumed dead: destroy it so the next command gets a fresh one.
-      this.stream?.destroy();
-    }, ms);
-    this.onWire.set(command, timer);
+  private track(command: Command): void {
+    this.onWire.set(command, Date.now() + this.deadlineMs);
     const settled = (): void => {
-      clearTimeout(timer);
       this.onWire.delete(command);
     };
     command.promise.then(settled, settled);
+    // unref: a deadline watch never keeps a process alive (a caller awaiting the command does).
+    this.deadlineTimer ??= setTimeout(() => this.failLateCommands(), this.deadlineMs).unref();
+  }
+
+  /** Fails the commands past their deadline and destroys the socket; re-arms for the next due. */
+  private failLateCommands(): void {
+    this.deadlineTimer = undefined;
+    const now = Date.now();
+    const late: Command[] = [];
+    for (const [command, due] of this.onWire) {
+      if (due > now) {
+        this.deadlineTimer = setTimeout(() => this.failLateCommands(), due - now).unref();
+        break;
+      }
+      late.push(command);
+    }
+    if (late.length === 0) return;
+    for (const command of late) {
+      this.onWire.delete(command);
+      if (!command.isResolved) {
+        command.reject(new OutcomeUnknownError(command.name, `no reply within ${this.deadlineMs} ms`));
+      }
+    }
+    // The socket is presumed dead: destroy it so the next command gets a fresh one.
+    this.stream?.destroy();
   }
 
   private failOnWire(reason: string): void {
-    const commands = [...this.onWire.entries()];
+    const commands = [...this.onWire.keys()];
     this.onWire.clear();
-    for (const [command, timer] of commands) {
-      clearTimeout(timer);
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    for (const command of commands) {
       if (!command.isResolved) command.reject(new OutcomeUnknownError(command.name, reason));
     }
   }
