@@ -44,7 +44,8 @@ end
 -- id (in ARGV), matched ones the id recorded for them.
 local prior = replayed(KEYS[2])
 if prior then
-  local rec = cjson.decode(prior)
+  -- 'all': every job was created (the common case, recorded without JSON)
+  local rec = prior == 'all' and { m = {}, e = {} } or cjson.decode(prior)
   local out, job = {}, 0
   for g = 1, groups do
     local refused = rec.e[tostring(g)]
@@ -146,7 +147,11 @@ if #ids > 0 then
   -- Delayed jobs wake workers too, so a blocked worker shortens its wait to the new run-at.
   wake(KEYS[7])
 end
-record(KEYS[2], cjson.encode(rec), replay_ttl)
+if next(rec.m) == nil and next(rec.e) == nil then
+  record(KEYS[2], 'all', replay_ttl)
+else
+  record(KEYS[2], cjson.encode(rec), replay_ttl)
+end
 return out
 `,
 );
