@@ -16,7 +16,7 @@ import {
   SCRIPT_BATCH_MAX,
   SnowflakeMinter,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { RedisServer } from '../test/support/redis-server';
 
 const rounds = Number(process.argv[2] ?? 20);

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Inject, Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { EchoMqModule, Processor, ProcessorExplorer, QueueService, type Job } from '@app/echomq';
+import { EchoMqModule, Processor, ProcessorExplorer, QueueService, type Job } from '@app/echomq/internal';
 import type { JobData } from '../support/payload';
 import {
   BENCH_QUEUE,

@@ -1,4 +1,4 @@
-import { QUEUE_REGISTRY_KEY } from '@app/echomq';
+import { QUEUE_REGISTRY_KEY } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { bearerToken, tokensMatch } from '../../apps/api/src/auth/token-match';

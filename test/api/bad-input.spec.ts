@@ -1,4 +1,4 @@
-import { ENQUEUE_MANY_MAX as BULK_MAX, isJobId, isValidQueueName, JOB_IDS, STATE_SETS } from '@app/echomq';
+import { ENQUEUE_MANY_MAX as BULK_MAX, isJobId, isValidQueueName, JOB_IDS, STATE_SETS } from '@app/echomq/internal';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { MAX_DELAY_MS } from '../../apps/api/src/queues/dto/enqueue-job.dto';

@@ -1,4 +1,4 @@
-import { claimJobs, ENQUEUE_MANY_MAX as BULK_MAX, failJob, RedisConnections } from '@app/echomq';
+import { claimJobs, ENQUEUE_MANY_MAX as BULK_MAX, failJob, RedisConnections } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
 import { RedisServer } from '../support/redis-server';

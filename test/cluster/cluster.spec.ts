@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { Cluster } from 'ioredis';
-import { Processor, QueueService, queueKeys, type Job } from '@app/echomq';
+import { Processor, QueueService, queueKeys, type Job } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { RedisCluster } from '../support/redis-cluster';
 import { uniqueQueue } from '../support/redis';

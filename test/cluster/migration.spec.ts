@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
-import { QueueService, queueKeys, type Job, type JobId } from '@app/echomq';
+import { QueueService, queueKeys, type Job, type JobId } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { RedisCluster, type ClusterMaster } from '../support/redis-cluster';
 import { uniqueQueue } from '../support/redis';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { claimJobs, failJob, JobExistsError, QueueService, queueKeys, type Job } from '@app/echomq';
+import { claimJobs, failJob, JobExistsError, QueueService, queueKeys, type Job } from '@app/echomq/internal';
 import type { FaultProxy, RequestMatcher } from '../support/fault-proxy';
 import { connect, redisUrl, scriptContext, uniqueQueue } from '../support/redis';
 import { deferred, DeferredMap, loopOf, processorClass, withTimeout } from '../worker/fixtures/support';

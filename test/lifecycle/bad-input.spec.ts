@@ -21,7 +21,7 @@ import {
   retryDead,
   type ClaimedJobRecord,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { Redis } from 'ioredis';
 import { jobRecord } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';

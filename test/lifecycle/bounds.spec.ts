@@ -14,7 +14,7 @@ import {
   reapExpired,
   SCRIPT_BATCH_MAX,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { expectConsistent, jobRecord, metrics, serverNowMs } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';

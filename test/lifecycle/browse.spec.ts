@@ -6,7 +6,7 @@ import {
   QueueService,
   claimJobs,
   failJob,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { uniqueQueue } from '../support/redis';
 
 describe('browse: ids by state, with no index', () => {

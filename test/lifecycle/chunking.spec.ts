@@ -1,4 +1,4 @@
-import { claimJobs, enqueueJobs, readJobView } from '@app/echomq';
+import { claimJobs, enqueueJobs, readJobView } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 

@@ -1,4 +1,4 @@
-import { claimJobs, enqueueJobs, type ScriptContext } from '@app/echomq';
+import { claimJobs, enqueueJobs, type ScriptContext } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { backdate, events, expectConsistent, jobRecord, metrics, serverNowMs } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';

@@ -4,7 +4,7 @@ import {
   readJobView,
   type ClaimedJobRecord,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
   STALE_KINDS,

@@ -4,7 +4,7 @@ import {
   JobExistsError,
   enqueueJobs,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { events, expectConsistent, jobRecord, metrics, serverNowMs, snapshot } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';

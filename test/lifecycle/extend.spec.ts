@@ -1,4 +1,4 @@
-import { extendLeases, type ClaimedJobRecord, type ScriptContext } from '@app/echomq';
+import { extendLeases, type ClaimedJobRecord, type ScriptContext } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
   STALE_KINDS,

@@ -1,4 +1,4 @@
-import { StaleJobError, failJob, type ClaimedJobRecord, type ScriptContext } from '@app/echomq';
+import { StaleJobError, failJob, type ClaimedJobRecord, type ScriptContext } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
   STALE_KINDS,

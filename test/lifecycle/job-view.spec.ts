@@ -7,7 +7,7 @@ import {
   readJobView,
   readJobViews,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { jobRecord, serverNowMs } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';

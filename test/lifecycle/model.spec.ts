@@ -43,7 +43,7 @@ import {
   releaseJobs,
   SCRIPTS,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';

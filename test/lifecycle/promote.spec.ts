@@ -1,4 +1,4 @@
-import { enqueueJobs, promoteDue, type ScriptContext } from '@app/echomq';
+import { enqueueJobs, promoteDue, type ScriptContext } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { backdate, events, expectConsistent, jobRecord, metrics } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';

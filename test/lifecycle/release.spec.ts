@@ -6,7 +6,7 @@ import {
   type ClaimedJobRecord,
   type JobId,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
   STALE_KINDS,

@@ -9,7 +9,7 @@ import {
   releaseJobs,
   removeJob,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { events, expectConsistent, jobRecord, metrics, snapshot } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';

@@ -6,7 +6,7 @@ import {
   retryDead,
   type ClaimedJobRecord,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { events, expectConsistent, jobRecord, metrics, untouchable } from '../support/assertions';
 import { claimSome } from '../support/claims';

@@ -1,4 +1,4 @@
-import { claimJobs, completeJob, enqueueJobs, failJob, readJobView, StaleJobError } from '@app/echomq';
+import { claimJobs, completeJob, enqueueJobs, failJob, readJobView, StaleJobError } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { completeJob, QueueService, RedisConnections } from '@app/echomq';
+import { completeJob, QueueService, RedisConnections } from '@app/echomq/internal';
 import { QueueEventReaders } from '@app/echomq/events/event-readers';
 import { claimSome } from '../support/claims';
 import { bootApp } from '../support/nest';

@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { completeJobs, QueueService } from '@app/echomq';
+import { completeJobs, QueueService } from '@app/echomq/internal';
 import type { QueueEventReaders } from '@app/echomq/events/event-readers';
 import { claimSome } from '../support/claims';
 import { bootApp } from '../support/nest';

@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { completeJob, QueueService, type QueueEvent } from '@app/echomq';
+import { completeJob, QueueService, type QueueEvent } from '@app/echomq/internal';
 import { claimSome } from '../support/claims';
 import { bootApp } from '../support/nest';
 import { uniqueQueue } from '../support/redis';

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { EchoMqError, JOB_IDS, nodeLeaseKey, snowflakeParts } from '@app/echomq';
+import { EchoMqError, JOB_IDS, nodeLeaseKey, snowflakeParts } from '@app/echomq/internal';
 import { NodeLeaseLostError, type NodeLeaseBlocker } from '@app/echomq/ids';
 import { NodeLease, type LeaseTimers, type NodeLeaseOptions } from '@app/echomq/connection/node-lease';
 import { jobIdMinterProvider } from '@app/echomq/module/id-minter.provider';

@@ -15,7 +15,7 @@ import {
   failJob,
   nodeLeaseKey,
   type EchoMqModuleOptions,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { expectConsistent, serverNowMs } from '../support/assertions';
 import { connect, uniqueQueue } from '../support/redis';

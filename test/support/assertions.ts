@@ -10,7 +10,7 @@ import {
   type QueueKeys,
   type ScriptContext,
   type StateSet,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 
 /** The four state sets of one queue (member -> score) and every job row, read at one instant. */
 export interface QueueSnapshot {

@@ -6,7 +6,7 @@ import {
   type ClaimedJobRecord,
   type NewJobRecord,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { scriptContext, uniqueQueue } from './redis';
 
 /** Claims up to `count` jobs under a claimant prefix unique to this call; throws when none was there. */

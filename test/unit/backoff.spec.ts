@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { assertBackoffPolicy, backoffDelay, InvalidArgumentError, type BackoffPolicy } from '@app/echomq';
+import { assertBackoffPolicy, backoffDelay, InvalidArgumentError, type BackoffPolicy } from '@app/echomq/internal';
 
 const never = (): number => {
   throw new Error('random() must not be called');

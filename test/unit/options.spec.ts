@@ -9,7 +9,7 @@ import {
   QUEUE_OPTION_RANGES,
   resolveModuleSettings,
   type EchoMqModuleOptions,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { PAYLOAD_MAX_BYTES, SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import { assertWorkerOptions } from '@app/echomq/worker/processor-definition';
 

@@ -1,4 +1,4 @@
-import { EchoMqError, OutcomeUnknownError, type Completion } from '@app/echomq';
+import { EchoMqError, OutcomeUnknownError, type Completion } from '@app/echomq/internal';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import { Completer, type CompletionSend } from '@app/echomq/worker/completer';
 

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { JobAbortedError, QueueService, queueKeys, type Job } from '@app/echomq';
+import { JobAbortedError, QueueService, queueKeys, type Job } from '@app/echomq/internal';
 import { FaultProxy } from '../support/fault-proxy';
 import { bootApp } from '../support/nest';
 import { connect, redisUrl, uniqueQueue } from '../support/redis';

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { QueueService, queueKeys } from '@app/echomq';
+import { QueueService, queueKeys } from '@app/echomq/internal';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import { bootApp } from '../support/nest';
 import { connect, redisUrl, uniqueQueue } from '../support/redis';

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { QueueService, queueKeys, type Job } from '@app/echomq';
+import { QueueService, queueKeys, type Job } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { RedisServer } from '../support/redis-server';
 import { connect, uniqueQueue } from '../support/redis';

@@ -13,7 +13,7 @@ import {
   QueueService,
   RedisConnections,
   type Job,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { redisUrl, uniqueQueue } from '../support/redis';
 import { closeAll, loopOf, processorClass } from './fixtures/support';

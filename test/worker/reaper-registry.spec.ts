@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { QUEUE_REGISTRY_KEY, queueKeys, Reaper } from '@app/echomq';
+import { QUEUE_REGISTRY_KEY, queueKeys, Reaper } from '@app/echomq/internal';
 import { QUEUE_IDLE_MS } from '@app/echomq/worker/reaper';
 import { bootApp } from '../support/nest';
 import { connect, idMinter, uniqueQueue } from '../support/redis';

@@ -7,7 +7,7 @@ import {
   UnrecoverableError,
   type BackoffPolicy,
   type Job,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { connect, redisUrl, uniqueQueue } from '../support/redis';
 import { closeAll, concerns, EventTail, processorClass, serverNow } from './fixtures/support';

@@ -9,7 +9,7 @@ import {
   type EchoMqModuleOptions,
   type ScriptName,
   type StateSet,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { FaultProxy, type RequestMatcher } from '../../support/fault-proxy';
 import { bootApp } from '../../support/nest';
 import { redisUrl } from '../../support/redis';

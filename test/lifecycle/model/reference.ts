@@ -9,7 +9,7 @@
  * Besides job state it knows every write call's reply record (invariant 9): which request
  * ids have one, so their keys are expected, and what a repeat of the call must answer.
  */
-import type { ClaimedJobRecord, ClaimRef, EnqueueOutcome, RemovedFrom } from '@app/echomq';
+import type { ClaimedJobRecord, ClaimRef, EnqueueOutcome, RemovedFrom } from '@app/echomq/internal';
 import {
   ERROR_TEXT_MAX,
   EVENT_ERROR_MAX_BYTES,

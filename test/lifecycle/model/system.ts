@@ -17,7 +17,7 @@ import {
   SnowflakeMinter,
   StaleJobError,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { scriptContext } from '../../support/redis';
 import { hasRow, IDEM_KEYS, type Model, SET_NAMES, type SetName, type WriteKind } from './reference';

@@ -1,4 +1,4 @@
-import { PAYLOAD_MAX_BYTES } from '@app/echomq';
+import { PAYLOAD_MAX_BYTES } from '@app/echomq/internal';
 import { parseByteSize } from './byte-size';
 
 /**

@@ -1,4 +1,4 @@
-import { RedisConnections } from '@app/echomq';
+import { RedisConnections } from '@app/echomq/internal';
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 

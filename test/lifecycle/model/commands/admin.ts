@@ -2,7 +2,7 @@
  * Admin calls: retry (dead -> pending with a fresh budget) and remove (any state -> gone).
  * Both take a request id; a call that succeeded records its reply, a refused one records nothing.
  */
-import { JobNotFoundError, JobStateError, removeJob, retryDead } from '@app/echomq';
+import { JobNotFoundError, JobStateError, removeJob, retryDead } from '@app/echomq/internal';
 import type { Model } from '../reference';
 import { count, type System } from '../system';
 import { lostTag, type Pool, resolveId, Step } from './step';

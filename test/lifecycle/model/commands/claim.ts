@@ -3,7 +3,7 @@
  * The claimant prefix is the call's request id, so a repeat of the call answers with the jobs
  * that claim still holds.
  */
-import { claimJobs, type ClaimBatch } from '@app/echomq';
+import { claimJobs, type ClaimBatch } from '@app/echomq/internal';
 import { LEASE_MS, type Model } from '../reference';
 import { count, type Outcome, settle, type System } from '../system';
 import { lostTag, Step } from './step';

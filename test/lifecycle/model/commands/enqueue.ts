@@ -3,7 +3,7 @@
  * up to the documented maximum for the whole call. Ids come from two minters (two Snowflake
  * nodes), interleaved, so byte order and mint call order differ within a millisecond.
  */
-import { enqueueGroups, enqueueJobs, JobExistsError, type NewJobRecord } from '@app/echomq';
+import { enqueueGroups, enqueueJobs, JobExistsError, type NewJobRecord } from '@app/echomq/internal';
 import {
   type GroupPrediction,
   IDEM_KEYS,

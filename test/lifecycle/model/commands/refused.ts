@@ -20,7 +20,7 @@ import {
   type ClaimRef,
   type NewJobRecord,
   type ScriptContext,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import { IDEMPOTENCY_TTL_MS, LEASE_MS, type Model, type WriteKind } from '../reference';
 import { count, type Outcome, settle, type System } from '../system';

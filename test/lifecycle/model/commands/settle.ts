@@ -12,7 +12,7 @@ import {
   releaseJobs,
   StaleJobError,
   type ClaimRef,
-} from '@app/echomq';
+} from '@app/echomq/internal';
 import { EVENT_RESULT_MAX_BYTES } from '@app/echomq/scripts/limits';
 import { exactScore, type FailMode, LATER_MS, LEASE_MS, type Model, RETAIN_MS } from '../reference';
 import { count, type System } from '../system';

@@ -3,7 +3,7 @@
  * the ways a command picks its targets. Commands are generated without knowing the state
  * (they carry indices and choices) and resolve their targets against the model when they run.
  */
-import type { ClaimRef } from '@app/echomq';
+import type { ClaimRef } from '@app/echomq/internal';
 import type fc from 'fast-check';
 import type { Model, Place } from '../reference';
 import { count, type System } from '../system';

@@ -3,7 +3,7 @@
  * run-ats to pending), each bounded by its limit, up to the documented maximum. Neither takes a
  * request id: both are idempotent (a repeat moves only what is still due).
  */
-import { promoteDue, reapExpired } from '@app/echomq';
+import { promoteDue, reapExpired } from '@app/echomq/internal';
 import type { Model } from '../reference';
 import { count, type System } from '../system';
 import { Step } from './step';

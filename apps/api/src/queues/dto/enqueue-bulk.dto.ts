@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, ValidateNested } from 'class-validator';
-import { ENQUEUE_MANY_MAX } from '@app/echomq';
+import { ENQUEUE_MANY_MAX } from '@app/echomq/internal';
 import { EnqueueJobDto } from './enqueue-job.dto';
 
 /** Most jobs one bulk request takes: what one enqueue script call takes (all or nothing). */

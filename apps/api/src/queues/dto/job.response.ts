@@ -1,4 +1,4 @@
-import { BROWSE_MAX, STATE_SETS } from '@app/echomq';
+import { BROWSE_MAX, STATE_SETS } from '@app/echomq/internal';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ANY_JSON } from './any-json';
 

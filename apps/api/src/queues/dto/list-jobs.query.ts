@@ -1,4 +1,4 @@
-import { BROWSE_MAX, STATE_SETS, type StateSet } from '@app/echomq';
+import { BROWSE_MAX, STATE_SETS, type StateSet } from '@app/echomq/internal';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsString } from 'class-validator';

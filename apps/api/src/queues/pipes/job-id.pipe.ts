@@ -1,4 +1,4 @@
-import { assertJobId, type JobId } from '@app/echomq';
+import { assertJobId, type JobId } from '@app/echomq/internal';
 import { Injectable, type PipeTransform } from '@nestjs/common';
 
 /** Gates the :id path parameter with the branded-id rule: a malformed id is a 400, not a lookup. */

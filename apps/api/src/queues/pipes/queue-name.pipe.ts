@@ -1,4 +1,4 @@
-import { assertQueueName } from '@app/echomq';
+import { assertQueueName } from '@app/echomq/internal';
 import { Injectable, type PipeTransform } from '@nestjs/common';
 
 /**

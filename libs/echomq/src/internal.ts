@@ -1,0 +1,15 @@
+// Internal: the building blocks under the public surface (script wrappers, the key
+// builder, connections, the worker runtime). Exposed for this repository's own apps,
+// benchmarks and tests; no stability promise is made for anything here.
+export * from './index';
+export * from './errors';
+export * from './ids';
+export * from './keyspace';
+export * from './scripts';
+export * from './queue/queue-options';
+export * from './queue/enqueue-options';
+export * from './queue/job-view';
+export * from './queue/reads';
+export * from './module/echomq-options';
+export { RedisConnections, createRedisClient } from './connection/redis-connections';
+export * from './worker';
