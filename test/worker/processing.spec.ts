@@ -1,7 +1,6 @@
 import type { INestApplication, Provider } from '@nestjs/common';
 import { once } from 'node:events';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import {
   EchoMqModule,
@@ -11,6 +10,7 @@ import {
   ProcessorDefinitionError,
   ProcessorExplorer,
   QueueService,
+  Reaper,
   RedisConnections,
   type Job,
 } from '@app/echomq/internal';
@@ -237,7 +237,7 @@ describe('processing', () => {
     const queues = producer.get(QueueService);
 
     expect(producer.get(ProcessorExplorer).loop(queue)).toBeUndefined();
-    expect(producer.get(SchedulerRegistry).doesExist('interval', 'echomq:reaper')).toBe(false);
+    expect(producer.get(Reaper).running).toBe(false);
 
     const id = await queues.enqueue(queue, { to: 'a@example.com' });
     expect(await queues.getJob(queue, id)).toMatchObject({ state: 'pending', attempts: 0 });

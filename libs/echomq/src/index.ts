@@ -7,6 +7,14 @@ export { ECHOMQ_OPTIONS } from './module/module-definition';
 export type { EchoMqModuleOptions, EchoMqConnection, ReaperOptions } from './module/echomq-options';
 
 // Producing and administering jobs.
+export {
+  defineQueue,
+  type QueueDefinition,
+  type QueueSchemas,
+  type QueueRef,
+  type DataOf,
+  type ResultOf,
+} from './queue/queue-definition';
 export { QueueService } from './queue/queue.service';
 export type { QueueOptions, BackoffPolicy } from './queue/queue-options';
 export type { EnqueueOptions, JobToEnqueue } from './queue/enqueue-options';

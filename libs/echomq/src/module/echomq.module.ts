@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ScheduleModule } from '@nestjs/schedule';
 import { QueueService } from '../queue/queue.service';
 import { ProcessorExplorer } from '../worker/processor-explorer';
 import { Reaper } from '../worker/reaper';
+import { appScheduleModule } from './app-schedule.module';
 import { jobIdMinterProvider } from './id-minter.provider';
 import { EchoMqConfigurableModule } from './module-definition';
 import { RedisConnections } from '../connection/redis-connections';
@@ -15,7 +15,7 @@ import { RedisConnections } from '../connection/redis-connections';
  * application is a producer only.
  */
 @Module({
-  imports: [DiscoveryModule, ScheduleModule.forRoot()],
+  imports: [DiscoveryModule, appScheduleModule],
   providers: [RedisConnections, jobIdMinterProvider, QueueService, Reaper, ProcessorExplorer],
   exports: [RedisConnections, QueueService, ProcessorExplorer],
 })

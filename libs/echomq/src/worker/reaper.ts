@@ -1,10 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { QUEUE_REGISTRY_KEY } from '../keyspace';
 import { QueueService } from '../queue/queue.service';
 import { promoteDue, reapExpired } from '../scripts';
 
-const INTERVAL_NAME = 'echomq:reaper';
 /** Script calls per queue per tick and per kind; a backlog larger than this waits for the next tick. */
 const CALLS_PER_TICK = 10;
 
@@ -28,39 +26,47 @@ const PRUNE_PARALLEL = 32;
 
 /**
  * Returns expired leases to pending (or dead) and promotes due scheduled jobs, for
- * every known queue, on an interval registered with @nestjs/schedule. Runs in every
- * process that hosts processors; the scripts are idempotent, so concurrent reapers
- * are safe. Each process starts at a random phase so reapers do not tick together.
+ * every known queue, on its own timer. Runs once in every process that hosts
+ * processors; the scripts are idempotent, so concurrent reapers are safe. Each process
+ * starts at a random phase so reapers do not tick together.
+ *
+ * The timer is private on purpose: registering it with @nestjs/schedule would mean
+ * importing ScheduleModule.forRoot() here, and an application that imports it too would
+ * then run every one of its own @Cron and @Interval handlers twice.
  */
 @Injectable()
 export class Reaper {
   private readonly logger = new Logger('EchoMQ');
   private starter?: NodeJS.Timeout;
+  private interval?: NodeJS.Timeout;
   private ticking = false;
   private served: readonly string[] = [];
   private nextPruneAt = Number.POSITIVE_INFINITY;
 
-  constructor(
-    private readonly queues: QueueService,
-    private readonly scheduler: SchedulerRegistry,
-  ) {}
+  constructor(private readonly queues: QueueService) {}
+
+  /** Whether the reaper is ticking (or about to start); a second start() is refused. */
+  get running(): boolean {
+    return this.starter !== undefined || this.interval !== undefined;
+  }
 
   /** Starts ticking; `served` are the queues this process serves, reaped even if the registry lost them. */
   start(served: readonly string[] = []): void {
+    if (this.running) throw new Error('The reaper is already running in this process');
     this.served = served;
     this.nextPruneAt = Date.now() + Math.random() * PRUNE_EVERY_MS;
     const every = this.queues.settings.reaperIntervalMs;
     this.starter = setTimeout(() => {
-      this.scheduler.addInterval(
-        INTERVAL_NAME,
-        setInterval(() => void this.tick(), every),
-      );
+      this.starter = undefined;
+      this.interval = setInterval(() => void this.tick(), every);
     }, Math.random() * every);
   }
 
   stop(): void {
     clearTimeout(this.starter);
-    if (this.scheduler.doesExist('interval', INTERVAL_NAME)) this.scheduler.deleteInterval(INTERVAL_NAME);
+    clearInterval(this.interval);
+    this.starter = undefined;
+    this.interval = undefined;
   }
 
   /** One pass over every known queue. Errors are logged per queue; the next tick runs regardless. */
