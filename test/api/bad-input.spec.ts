@@ -1,4 +1,10 @@
-import { ENQUEUE_MANY_MAX as BULK_MAX, isJobId, isValidQueueName, JOB_IDS, STATE_SETS } from '@app/echomq/internal';
+import {
+  ENQUEUE_MANY_MAX as BULK_MAX,
+  isJobId,
+  isValidQueueName,
+  JOB_IDS,
+  STATE_SETS,
+} from '@app/echomq/internal';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { MAX_DELAY_MS } from '../../apps/api/src/queues/dto/enqueue-job.dto';
@@ -178,6 +184,18 @@ const notJson = fc.oneof(
   // JSON, but not an object or array at the top (the parser is strict).
   fc.constantFrom('1', '"text"', 'true', 'null'),
 );
+
+/** The codes of the EchoMQ errors each category may meet (the api's own refusals have none). */
+const LIBRARY_CODES: Readonly<Record<string, readonly string[]>> = {
+  'bad queue name': ['INVALID_QUEUE_NAME'],
+  'bad job id': ['INVALID_JOB_ID'],
+  'bad query': ['INVALID_JOB_ID', 'INVALID_ARGUMENT'],
+  'payload over the limit': ['PAYLOAD_TOO_LARGE'],
+  'unknown job': ['JOB_NOT_FOUND'],
+  'job not dead': ['JOB_STATE'],
+};
+/** Categories only EchoMQ refuses, so every answer names its code. */
+const ALWAYS_CODED = new Set(['bad job id', 'payload over the limit', 'unknown job', 'job not dead']);
 
 // --- cases ------------------------------------------------------------------------------
 
@@ -390,12 +408,16 @@ describe('api: bad input', () => {
           ok: true,
         });
         expect(res.contentType).toMatch(/^application\/json/);
-        const body = JSON.parse(res.text) as Record<string, unknown>;
-        expect(body).toEqual({
-          statusCode: res.status,
-          error: expect.any(String),
-          message: expect.anything(),
-        });
+        const { code, ...body } = JSON.parse(res.text) as Record<string, unknown>;
+        const plain = { statusCode: res.status, error: expect.any(String), message: expect.anything() };
+        // EchoMQ's errors carry their stable code (and details such as jobId); the api's own refusals do not.
+        const codeOk =
+          code === undefined
+            ? !ALWAYS_CODED.has(category)
+            : (LIBRARY_CODES[category]?.includes(code as string) ?? false);
+        expect({ context, code, ok: codeOk }).toEqual({ context, code, ok: true });
+        if (code === undefined) expect(body).toEqual(plain);
+        else expect(body).toMatchObject(plain);
       }),
       { numRuns: RUNS },
     );

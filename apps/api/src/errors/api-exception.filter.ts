@@ -1,25 +1,37 @@
-import { EchoMqError } from '@app/echomq';
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { EchoMqError, EchoMqExceptionFilter } from '@app/echomq';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  Logger,
+  Optional,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import type { Response } from 'express';
 import { errorBody, type ErrorBody } from './error-body';
-import {
-  bodyParserMessage,
-  isBodyParserError,
-  isRedisUnavailable,
-  statusOfEchoMqError,
-} from './error-status';
+import { bodyParserMessage, isBodyParserError, isRedisUnavailable } from './error-status';
 
 /**
  * One place that turns anything thrown into a JSON error response, so a client
  * mistake is never reported as a 500 and a 500 never leaks internals.
+ * EchoMQ's own errors are answered by the library's EchoMqExceptionFilter (status and
+ * stable `code`); this filter adds what only the api meets: Nest's HttpExceptions
+ * (validation, guards, unknown routes), body-parser's errors and ioredis giving up.
  * It also sees errors raised before routing (body-parser, unknown routes), because
  * Nest passes Express's errors through the global filters.
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Api');
+  private readonly echoMq: EchoMqExceptionFilter;
+
+  constructor(@Optional() adapterHost?: HttpAdapterHost) {
+    this.echoMq = new EchoMqExceptionFilter(adapterHost);
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
+    if (exception instanceof EchoMqError) return this.echoMq.catch(exception, host);
     const response = host.switchToHttp().getResponse<Response>();
     if (response.headersSent) {
       // Too late for a status: end what was started rather than leave the client hanging.
@@ -47,10 +59,6 @@ export class ApiExceptionFilter implements ExceptionFilter {
       }
       // A body built on purpose (Terminus's health report): send it untouched.
       return [status, payload];
-    }
-    if (exception instanceof EchoMqError) {
-      const status = statusOfEchoMqError(exception);
-      if (status !== undefined) return [status, errorBody(status, exception.message)];
     }
     if (isBodyParserError(exception)) {
       return [exception.status, errorBody(exception.status, bodyParserMessage(exception))];

@@ -6,6 +6,15 @@ export class ErrorBody {
   @ApiProperty({ example: 400 })
   readonly statusCode!: number;
 
+  @ApiProperty({
+    required: false,
+    description:
+      "The stable code of an EchoMQ error (docs/http.md), the field to switch on; absent on the api's own " +
+      'refusals (validation, routing, body size, auth, throttling)',
+    example: 'INVALID_JOB_ID',
+  })
+  readonly code?: string;
+
   @ApiProperty({ description: 'The HTTP reason phrase', example: 'Bad Request' })
   readonly error!: string;
 

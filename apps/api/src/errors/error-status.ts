@@ -1,24 +1,3 @@
-import { EchoMqError } from '@app/echomq';
-
-/**
- * The status of an EchoMQ error: the library's codes say whose mistake it was, so the
- * mapping needs no message parsing. A code not listed here is a server fault (500).
- */
-export function statusOfEchoMqError(error: EchoMqError): number | undefined {
-  if (error.code.startsWith('INVALID_')) return 400;
-  switch (error.code) {
-    case 'PAYLOAD_TOO_LARGE':
-      return 413;
-    case 'JOB_NOT_FOUND':
-      return 404;
-    case 'JOB_STATE':
-    case 'JOB_EXISTS':
-      return 409;
-    default:
-      return undefined;
-  }
-}
-
 /**
  * Errors raised by body-parser (via http-errors) carry a 4xx `status`, `expose: true`
  * and a `type` such as 'entity.too.large'. They happen before Nest's router, so Nest
