@@ -4,7 +4,13 @@ import { InvalidOptionError, ProcessorDefinitionError, UnrecoverableError } from
 import { refusalDetail } from '../option-checks';
 import { assertQueueOptions, type ResolvedQueueOptions } from '../queue/queue-options';
 import type { Job, JobHandler } from './job';
-import { HANDLE_METADATA, PROCESSOR_METADATA, type ProcessorMetadata } from './processor.decorator';
+import {
+  HANDLE_METADATA,
+  HANDLE_QUEUE_METADATA,
+  PROCESSOR_METADATA,
+  type ProcessorMetadata,
+} from './processor.decorator';
+import { withSchemas } from './schema-dispatch';
 
 /** A discovered @Processor instance with its handlers resolved. */
 export interface ProcessorDefinition {
@@ -33,6 +39,12 @@ export function defineProcessor(
     if (typeof fn !== 'function') continue;
     const name = reflector.get<string | undefined>(HANDLE_METADATA, fn as () => unknown);
     if (name === undefined) continue;
+    const declaredFor = reflector.get<string | undefined>(HANDLE_QUEUE_METADATA, fn as () => unknown);
+    if (declaredFor !== undefined && declaredFor !== metadata.queue) {
+      throw new ProcessorDefinitionError(
+        `${className}.${method} is a @Handle for queue '${declaredFor}' in a @Processor('${metadata.queue}')`,
+      );
+    }
     if (handlers.has(name)) {
       throw new ProcessorDefinitionError(`${className} has two @Handle('${name}') methods`);
     }
@@ -45,17 +57,18 @@ export function defineProcessor(
       `${className} is a @Processor('${metadata.queue}') but has no process(job) method and no @Handle methods`,
     );
   }
+  const dispatch = (job: Job): unknown => {
+    const handler = handlers.get(job.name) ?? fallback;
+    if (!handler) {
+      throw new UnrecoverableError(`${className} has no handler for job name '${job.name}'`);
+    }
+    return handler(job);
+  };
   return {
     queue: metadata.queue,
     className,
     metadata,
-    dispatch: (job) => {
-      const handler = handlers.get(job.name) ?? fallback;
-      if (!handler) {
-        throw new UnrecoverableError(`${className} has no handler for job name '${job.name}'`);
-      }
-      return handler(job);
-    },
+    dispatch: metadata.definition ? withSchemas(metadata.definition, dispatch) : dispatch,
   };
 }
 

@@ -1,0 +1,87 @@
+import type { JobId } from '../ids';
+import type { StateSet } from '../keyspace';
+import type { RemovedFrom } from '../scripts/remove';
+import type { QueueEventListener } from '../events/queue-event';
+import type { EnqueueOptions, JobToEnqueue } from './enqueue-options';
+import type { JobView } from './job-view';
+import type { DataOf, QueueDefinition, ResultOf } from './queue-definition';
+import type { BrowseOptions, QueueCounts } from './reads';
+import type { QueueService } from './queue.service';
+
+/**
+ * One queue, typed by its definition: what producers inject (`@InjectQueue(Emails)`, after
+ * `EchoMqModule.forFeature([Emails])`) or get from `QueueService.queue(Emails)`.
+ *
+ *   constructor(@InjectQueue(Emails) private readonly emails: QueueHandle<typeof Emails>) {}
+ *   await this.emails.enqueue({ to: 'a@example.com' });   // data must be EmailData
+ *
+ * Every method is QueueService's, with the queue bound and the payload and result typed;
+ * the data schema, if the definition has one, is checked at enqueue.
+ */
+export class QueueHandle<Q extends QueueDefinition<unknown, unknown>> {
+  readonly name: string;
+
+  constructor(
+    readonly definition: Q,
+    private readonly queues: QueueService,
+  ) {
+    this.name = definition.name;
+  }
+
+  enqueue(data: DataOf<Q>, options?: EnqueueOptions): Promise<JobId> {
+    return this.queues.enqueue(this.name, data, options);
+  }
+
+  enqueueMany(jobs: readonly JobToEnqueue<DataOf<Q>>[]): Promise<JobId[]> {
+    return this.queues.enqueueMany(this.name, jobs);
+  }
+
+  getJob(id: string): Promise<JobView<DataOf<Q>, ResultOf<Q>> | undefined> {
+    return this.queues.getJob(this.name, id) as Promise<JobView<DataOf<Q>, ResultOf<Q>> | undefined>;
+  }
+
+  /** Resolves with the job's result once it completes (typed by the definition); see QueueService.waitFor. */
+  waitFor(id: string, timeoutMs?: number): Promise<ResultOf<Q>> {
+    return this.queues.waitFor<ResultOf<Q>>(this.name, id, timeoutMs);
+  }
+
+  browse(state: StateSet, options?: BrowseOptions): Promise<JobId[]> {
+    return this.queues.browse(this.name, state, options);
+  }
+
+  listJobs(state: StateSet, options?: BrowseOptions): Promise<JobView<DataOf<Q>, ResultOf<Q>>[]> {
+    return this.queues.listJobs(this.name, state, options) as Promise<JobView<DataOf<Q>, ResultOf<Q>>[]>;
+  }
+
+  counts(): Promise<QueueCounts> {
+    return this.queues.counts(this.name);
+  }
+
+  metrics(): Promise<Record<string, number>> {
+    return this.queues.metrics(this.name);
+  }
+
+  retry(id: string): Promise<void> {
+    return this.queues.retry(this.name, id);
+  }
+
+  remove(id: string): Promise<RemovedFrom> {
+    return this.queues.remove(this.name, id);
+  }
+
+  pause(): Promise<void> {
+    return this.queues.pause(this.name);
+  }
+
+  resume(): Promise<void> {
+    return this.queues.resume(this.name);
+  }
+
+  isPaused(): Promise<boolean> {
+    return this.queues.isPaused(this.name);
+  }
+
+  subscribe(listener: QueueEventListener): Promise<() => void> {
+    return this.queues.subscribe(this.name, listener);
+  }
+}
