@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { EchoMqModule, Processor, QueueService, type Job } from '@app/echomq';
+import { queueKeys } from '@app/echomq/internal';
 import { RedisServer } from '../test/support/redis-server';
 
 const QUEUE = 'profile';
@@ -79,10 +80,11 @@ async function main(): Promise<void> {
   const [first] = await queues.browse(QUEUE, 'pending', { limit: 1 });
   const usage = async (key: string): Promise<number> =>
     Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+  const keys = queueKeys(QUEUE);
   console.log(
-    `  one row ${await usage(`emq:{${QUEUE}}:job:${first}`)} B (${String(await redis.object('ENCODING', `emq:{${QUEUE}}:job:${first}`))}),` +
-      ` pending set ${((await usage(`emq:{${QUEUE}}:pending`)) / total).toFixed(0)} B/job,` +
-      ` event stream ${((await usage(`emq:{${QUEUE}}:events`)) / total).toFixed(0)} B/job`,
+    `  one row ${await usage(keys.job(first))} B (${String(await redis.object('ENCODING', keys.job(first)))}),` +
+      ` pending set ${((await usage(keys.pending)) / total).toFixed(0)} B/job,` +
+      ` event stream ${((await usage(keys.events)) / total).toFixed(0)} B/job`,
   );
 
   @Module({

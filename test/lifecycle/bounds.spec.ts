@@ -88,7 +88,7 @@ describe('batch bounds: every call moves a bounded number of jobs, all or nothin
     await enqueueN(ctx, 3);
     const before = await keyCount(ctx);
     // Past the wrapper's own checks: the claim script itself, with its documented arguments.
-    const rawClaim = (requestId: string, count: number, eventsMaxLen: number | string) => {
+    const rawClaim = (requestId: string, count: number, eventsMaxLen: number | string, maxAttempts = 3) => {
       const k = ctx.keys;
       const keys = [
         k.fence,
@@ -101,12 +101,24 @@ describe('batch bounds: every call moves a bounded number of jobs, all or nothin
         k.wake,
         k.paused,
       ];
-      return ctx.redis.emqClaim(...keys, k.jobPrefix, count, 60_000, requestId, eventsMaxLen, 10, 60_000);
+      return ctx.redis.emqClaim(
+        ...keys,
+        k.jobPrefix,
+        count,
+        60_000,
+        requestId,
+        eventsMaxLen,
+        10,
+        60_000,
+        maxAttempts,
+      );
     };
     // count 5,000 would once have popped and written before unpack() failed.
     await expect(rawClaim('direct', 5_000, 1000)).rejects.toThrow(/EMQ_BAD_ARG/);
     // a non-integer events max length is refused too, not met at the end after the writes
     await expect(rawClaim('direct2', 2, '12.5')).rejects.toThrow(/EMQ_BAD_ARG/);
+    // and so is a worker budget outside 1 .. 1,000,000, which claimed rows would record
+    await expect(rawClaim('direct3', 2, 1000, 0)).rejects.toThrow(/EMQ_BAD_ARG/);
     expect(await keyCount(ctx)).toBe(before);
     expect(await redis.zcard(ctx.keys.pending)).toBe(3);
   });

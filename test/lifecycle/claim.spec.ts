@@ -1,4 +1,4 @@
-import { claimJobs, enqueueJobs, type ScriptContext } from '@app/echomq/internal';
+import { claimJobs, enqueueJobs, InvalidArgumentError, type ScriptContext } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { backdate, events, expectConsistent, jobRecord, metrics, serverNowMs } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
@@ -36,7 +36,16 @@ describe('claim: pending -> active', () => {
     const after = await serverNowMs(redis);
 
     expect(batch.jobs).toEqual([
-      { id, attempt: 1, claimant: 'w1:c1.0', data: '{"x":1}', name: 'resize', maxAttempts: 5, budgetBase: 0 },
+      {
+        id,
+        attempt: 1,
+        claimant: 'w1:c1.0',
+        data: '{"x":1}',
+        name: 'resize',
+        maxAttempts: 5,
+        budgetBase: 0,
+        backoff: null,
+      },
     ]);
     expect(batch.leaseDeadline).toBeGreaterThanOrEqual(before + 15_000);
     expect(batch.leaseDeadline).toBeLessThanOrEqual(after + 15_000);
@@ -51,6 +60,53 @@ describe('claim: pending -> active', () => {
       { type: 'enqueued', ids: id },
       { type: 'claimed', ids: id },
     ]);
+  });
+
+  it("gives a job without its own budget the claiming worker's, recorded on the row by every claim", async () => {
+    const ctx = context();
+    const [own] = await enqueue(ctx, 1, { maxAttempts: 4 });
+    const [none] = await enqueue(ctx, 1, { maxAttempts: undefined });
+    const first = await claimJobs(ctx, { count: 2, leaseMs: 10_000, claimantPrefix: 'w7', maxAttempts: 7 });
+    expect(first.jobs.map((j) => [j.id, j.maxAttempts])).toEqual([
+      [own, 4],
+      [none, 7],
+    ]);
+    let snap = await expectConsistent(redis, ctx.keys);
+    expect(snap.rows[own]).toMatchObject({ m: '4' });
+    expect(snap.rows[own].w).toBeUndefined();
+    expect(snap.rows[none]).toMatchObject({ w: '7' });
+    expect(snap.rows[none].m).toBeUndefined();
+
+    // Back to pending, then a worker configured otherwise claims: its budget is the one in force.
+    await redis.multi().zrem(ctx.keys.active, own, none).zadd(ctx.keys.pending, 0, own, 0, none).exec();
+    const second = await claimJobs(ctx, { count: 2, leaseMs: 10_000, claimantPrefix: 'w2', maxAttempts: 2 });
+    expect(second.jobs.map((j) => j.maxAttempts)).toEqual([4, 2]);
+    snap = await expectConsistent(redis, ctx.keys);
+    expect(snap.rows[none]).toMatchObject({ w: '2', a: '2' });
+    // A repeat of the claim (its reply lost) reports the budget the claim recorded.
+    const again = await claimJobs(ctx, { count: 2, leaseMs: 10_000, claimantPrefix: 'w2', maxAttempts: 2 });
+    expect(again.jobs).toEqual(second.jobs);
+  });
+
+  it('returns the backoff a job carries of its own, and claims with the built-in budget when given none', async () => {
+    const ctx = context();
+    const backoff = '{"type":"fixed","delayMs":250}';
+    const [id] = await enqueue(ctx, 1, { maxAttempts: undefined, backoff });
+    const { jobs } = await claimJobs(ctx, { count: 1, leaseMs: 10_000, claimantPrefix: 'w' });
+    expect(jobs).toMatchObject([{ id, maxAttempts: 3, backoff }]);
+    expect((await expectConsistent(redis, ctx.keys)).rows[id]).toMatchObject({ w: '3', o: backoff });
+  });
+
+  it('refuses a worker budget outside 1 .. 1,000,000 and claims nothing', async () => {
+    const ctx = context();
+    await enqueue(ctx, 1);
+    for (const maxAttempts of [0, 1.5, 1_000_001]) {
+      await expect(
+        claimJobs(ctx, { count: 1, leaseMs: 10_000, claimantPrefix: `bad${maxAttempts}`, maxAttempts }),
+      ).rejects.toThrow(InvalidArgumentError);
+    }
+    expect(await redis.zcard(ctx.keys.pending)).toBe(1);
+    expect(await metrics(redis, ctx.keys)).toEqual({ enqueued: 1 });
   });
 
   it('claims n at a time in mint order, whatever order the jobs were enqueued in', async () => {

@@ -63,6 +63,30 @@ describe('enqueue: (new) -> pending | schedule', () => {
     expect(await redis.hgetall(ctx.keys.job(id))).toEqual({ d: '{}', m: '3' });
   });
 
+  it("writes a budget and a backoff only when the job has its own (else the serving worker's apply)", async () => {
+    const ctx = context();
+    const [none, own] = [mint(), mint()];
+    const backoff = '{"type":"exponential","delayMs":100,"jitter":0}';
+    await enqueueJobs(ctx, [jobRecord(none, { maxAttempts: undefined }), jobRecord(own, { backoff })], TTL);
+    expect(await redis.hgetall(ctx.keys.job(none))).toEqual({ d: '{}' });
+    expect(await redis.hgetall(ctx.keys.job(own))).toEqual({ d: '{}', m: '3', o: backoff });
+  });
+
+  it('refuses a backoff a row cannot hold, before writing any job of the call', async () => {
+    const ctx = context();
+    const before = await everything(ctx);
+    for (const backoff of [
+      '{"type":"custom"}',
+      'not json',
+      '[]',
+      `{"type":"fixed","x":"${'x'.repeat(300)}"}`,
+    ]) {
+      const records = [jobRecord(mint()), jobRecord(mint(), { backoff })];
+      await expect(enqueueJobs(ctx, records, TTL)).rejects.toThrow(InvalidArgumentError);
+    }
+    expect(await everything(ctx)).toEqual(before);
+  });
+
   it('enqueues a batch in one call, in mint order in pending, one event and one wake token', async () => {
     const ctx = context();
     const ids = [mint(), mint(), mint(), mint()];

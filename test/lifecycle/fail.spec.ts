@@ -1,4 +1,11 @@
-import { StaleJobError, failJob, type ClaimedJobRecord, type ScriptContext } from '@app/echomq/internal';
+import {
+  StaleJobError,
+  claimJobs,
+  enqueueJobs,
+  failJob,
+  type ClaimedJobRecord,
+  type ScriptContext,
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
   STALE_KINDS,
@@ -114,6 +121,49 @@ describe('fail: active -> schedule | pending | dead', () => {
     expect(snap.rows[job.id]).toMatchObject({ a: '1', e: 'bad address' });
     expect(await metrics(redis, ctx.keys)).toMatchObject({ dead: 1 });
     expect((await metrics(redis, ctx.keys)).failed).toBeUndefined();
+  });
+
+  it("without a budget of its own: the claiming worker's decides, the latest claim's winning", async () => {
+    const ctx = scriptContext(redis, uniqueQueue('fail-worker-budget'));
+    const [id] = [mint()];
+    await enqueueJobs(ctx, [jobRecord(id, { maxAttempts: undefined })], 60_000);
+    let claims = 0;
+    const claim = async (maxAttempts: number) =>
+      (
+        await claimJobs(ctx, {
+          count: 1,
+          leaseMs: 60_000,
+          claimantPrefix: `w${maxAttempts}-${++claims}`,
+          maxAttempts,
+        })
+      ).jobs[0];
+    const fail = async (job: ClaimedJobRecord) =>
+      (await failJob(ctx, job, { error: 'x', backoffMs: 0, unrecoverable: false })).state;
+    // Two attempts under a worker of 7: room left. The third claim is by a worker of 3: its last.
+    expect(await fail(await claim(7))).toBe('pending');
+    expect(await fail(await claim(7))).toBe('pending');
+    const third = await claim(3);
+    expect(third).toMatchObject({ attempt: 3, maxAttempts: 3 });
+    expect(await fail(third)).toBe('dead');
+    expect(await redis.hmget(ctx.keys.job(id), 'm', 'w')).toEqual([null, '3']);
+  });
+
+  it('a row of the previous version (its budget always on it, no worker budget) keeps its budget', async () => {
+    const ctx = scriptContext(redis, uniqueQueue('fail-old-row'));
+    const id = mint();
+    await enqueueJobs(ctx, [jobRecord(id, { maxAttempts: 2 })], 60_000);
+    const claim = async (n: number) =>
+      (await claimJobs(ctx, { count: 1, leaseMs: 60_000, claimantPrefix: `old${n}`, maxAttempts: 9 }))
+        .jobs[0];
+    const first = await claim(1);
+    expect(first.maxAttempts).toBe(2);
+    expect((await failJob(ctx, first, { error: 'x', backoffMs: 0, unrecoverable: false })).state).toBe(
+      'pending',
+    );
+    expect(
+      (await failJob(ctx, await claim(2), { error: 'x', backoffMs: 0, unrecoverable: false })).state,
+    ).toBe('dead');
+    expect(await redis.hexists(ctx.keys.job(id), 'w')).toBe(0);
   });
 
   it('attempts only grow across fail and re-claim', async () => {

@@ -6,6 +6,8 @@ import {
   failJob,
   readJobView,
   readJobViews,
+  toJobView,
+  type JobId,
   type ScriptContext,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
@@ -92,6 +94,33 @@ describe('job view: the state is the set that holds the id', () => {
     const order = [ids.dead, ids.pending, ids.gone, ids.schedule];
     const views = await readJobViews(ctx, order);
     expect(views.map((v) => v.state)).toEqual(['dead', 'pending', 'unknown', 'schedule']);
+  });
+
+  it("reports the job's own budget, else its last claiming worker's, else the built-in 3; and its own backoff", async () => {
+    const q = scriptContext(redis, uniqueQueue('view-budget'));
+    const [own, claimed, waiting] = [mint(), mint(), mint()];
+    const backoff = '{"type":"fixed","delayMs":250}';
+    await enqueueJobs(
+      q,
+      [
+        jobRecord(own, { maxAttempts: 5, backoff }),
+        jobRecord(claimed, { maxAttempts: undefined }),
+        jobRecord(waiting, { maxAttempts: undefined }),
+      ],
+      60_000,
+    );
+    await claimJobs(q, { count: 2, leaseMs: 30_000, claimantPrefix: 'w', maxAttempts: 7 });
+    const view = async (id: string) => toJobView(q.keys.queue, id as JobId, await readJobView(q, id));
+    expect(await view(own)).toMatchObject({
+      maxAttempts: 5,
+      ownMaxAttempts: true,
+      attemptsLeft: 4,
+      backoff: { type: 'fixed', delayMs: 250 },
+    });
+    const worker = await view(claimed);
+    expect(worker).toMatchObject({ maxAttempts: 7, ownMaxAttempts: false, attemptsLeft: 6 });
+    expect(worker?.backoff).toBeUndefined();
+    expect(await view(waiting)).toMatchObject({ maxAttempts: 3, ownMaxAttempts: false, attemptsLeft: 3 });
   });
 
   it('refuses malformed ids', async () => {

@@ -15,7 +15,11 @@
  * - send arguments out of range (counts and limits of 0 or the maximum + 1, a non-integer
  *   eventsMaxLen, a bad replay window or request id), which are refused and change nothing;
  * - mint ids on two Snowflake nodes, interleaved, so byte order is not call order;
- * - complete with results over the event's size cap (left out of the event, row kept briefly).
+ * - complete with results over the event's size cap (left out of the event, row kept briefly);
+ * - enqueue jobs with and without a retry budget and a backoff of their own, and claim them by
+ *   workers of differing maxAttempts: a job without its own runs under its latest claim's
+ *   worker's, which fail and reap must decide by; fail waits the job's own backoff, else the
+ *   serving one, worked out as the worker does (failRequest).
  * A few runs use batches at each documented maximum (./model/commands/index.ts, bulk mix).
  *
  * Each run uses a fresh queue, deleted afterwards, and runs at most MAX_STEPS commands (up to
@@ -217,7 +221,7 @@ describe('found by the model', () => {
       const k = ctx.keys;
       const args = (prefix: string): (string | number)[] => [
         ...[k.fence, k.reply(prefix), k.pending, k.active, k.schedule, k.metrics, k.events, k.wake, k.paused],
-        ...[k.jobPrefix, 1, 60_000, prefix, 1000, SCRIPT_BATCH_MAX, 60_000],
+        ...[k.jobPrefix, 1, 60_000, prefix, 1000, SCRIPT_BATCH_MAX, 60_000, 3],
       ];
       const multi = ctx.redis.multi() as unknown as Record<
         'emqClaim',

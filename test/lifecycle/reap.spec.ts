@@ -90,6 +90,25 @@ describe('reap: expired leases, active -> pending | dead', () => {
     expect(snap.sets.pending).toEqual({ [thrice]: 0 });
   });
 
+  it("decides a job without its own budget by the budget its last claim's worker recorded", async () => {
+    const ctx = scriptContext(redis, uniqueQueue('reap-worker-budget'));
+    const [ours, theirs] = [mint(), mint()];
+    await enqueueJobs(
+      ctx,
+      [jobRecord(ours, { maxAttempts: undefined }), jobRecord(theirs, { maxAttempts: undefined })],
+      60_000,
+    );
+    // One claim each, by workers of budget 1 and 2: the reaper knows neither worker's options.
+    await claimJobs(ctx, { count: 1, leaseMs: 60_000, claimantPrefix: 'w1', maxAttempts: 1 });
+    await claimJobs(ctx, { count: 1, leaseMs: 60_000, claimantPrefix: 'w2', maxAttempts: 2 });
+    await backdate(redis, ctx.keys.active, ours);
+    await backdate(redis, ctx.keys.active, theirs);
+    expect(await reapExpired(ctx, 100)).toEqual({ toPending: 1, toDead: 1, more: false });
+    const snap = await expectConsistent(redis, ctx.keys);
+    expect(snap.sets.dead).toEqual({ [ours]: 0 });
+    expect(snap.sets.pending).toEqual({ [theirs]: 0 });
+  });
+
   it('is bounded per call and says when more expired leases remain', async () => {
     const { ctx, jobs } = await setup(3);
     for (const job of jobs) await backdate(redis, ctx.keys.active, job.id);

@@ -1,6 +1,7 @@
 import {
   JobNotFoundError,
   JobStateError,
+  claimJobs,
   enqueueJobs,
   failJob,
   retryDead,
@@ -73,6 +74,24 @@ describe('retry: dead -> pending with a fresh budget', () => {
     expect(await redis.hget(ctx.keys.job(id), 'a')).toBe('4');
     await retryDead(ctx, id);
     expect(await redis.hmget(ctx.keys.job(id), 'a', 'b')).toEqual(['4', '4']);
+  });
+
+  it("gives a job without its own budget a fresh one of the next claiming worker's size", async () => {
+    const ctx = scriptContext(redis, uniqueQueue('retry-worker-budget'));
+    const id = mint();
+    await enqueueJobs(ctx, [jobRecord(id, { maxAttempts: undefined })], 60_000);
+    const claim = async (prefix: string, maxAttempts: number) =>
+      (await claimJobs(ctx, { count: 1, leaseMs: 60_000, claimantPrefix: prefix, maxAttempts })).jobs[0];
+    const fail = async (job: ClaimedJobRecord) =>
+      (await failJob(ctx, job, { error: 'x', backoffMs: 0, unrecoverable: false })).state;
+    expect(await fail(await claim('a', 1))).toBe('dead');
+    await retryDead(ctx, id);
+    // The budget base moved to 1; a worker of 2 now serves the queue: two more attempts.
+    const second = await claim('b', 2);
+    expect(second).toMatchObject({ attempt: 2, budgetBase: 1, maxAttempts: 2 });
+    expect(await redis.hget(ctx.keys.job(id), 'w')).toBe('2');
+    expect(await fail(second)).toBe('pending');
+    expect(await fail(await claim('c', 2))).toBe('dead');
   });
 
   it('a job that died unrecoverably with budget left also comes back with its token intact', async () => {

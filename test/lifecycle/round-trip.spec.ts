@@ -1,4 +1,11 @@
-import { claimJobs, completeJob, enqueueJobs, failJob, readJobView, StaleJobError } from '@app/echomq/internal';
+import {
+  claimJobs,
+  completeJob,
+  enqueueJobs,
+  failJob,
+  readJobView,
+  StaleJobError,
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 

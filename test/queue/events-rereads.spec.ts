@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { JobFailedError, QueueService, WaitTimeoutError, type JobView, type QueueKeys } from '@app/echomq/internal';
+import {
+  JobFailedError,
+  QueueService,
+  WaitTimeoutError,
+  type JobView,
+  type QueueKeys,
+} from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { connect, redisUrl, uniqueQueue } from '../support/redis';
 

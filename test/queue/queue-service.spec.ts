@@ -81,8 +81,10 @@ describe('QueueService', () => {
           state: 'pending',
           data: { to: 'a@b.c' },
           attempts: 0,
-          maxAttempts: 5,
-          attemptsLeft: 5,
+          // No budget of its own: the serving worker's applies once claimed; until then the built-in 3.
+          maxAttempts: 3,
+          ownMaxAttempts: false,
+          attemptsLeft: 3,
         });
         expect(view!.enqueuedAt.getTime()).toBeGreaterThanOrEqual(before);
         expect(view!.enqueuedAt.getTime()).toBeLessThanOrEqual(after);
@@ -91,19 +93,22 @@ describe('QueueService', () => {
         expect(await queues.counts(queue)).toEqual({ pending: 1, active: 0, schedule: 0, dead: 0 });
       });
 
-      it('takes maxAttempts from the per-queue configuration, then the module defaults, then the job', async () => {
+      it('resolves queue options from the per-queue configuration, then the module defaults; a job keeps only its own maxAttempts', async () => {
         expect(queues.queueOptions(configured)).toEqual({
           ...QUEUE_DEFAULTS,
           maxAttempts: 2,
           leaseMs: 7_000,
         });
         expect(queues.queueOptions(configured, { leaseMs: 1_000 }).leaseMs).toBe(1_000);
+        expect(queues.queueOptions(uniqueQueue('other')).maxAttempts).toBe(5);
+        // The producer's configuration is not written on the job: the serving worker's decides.
         const id = await queues.enqueue(configured, 1);
-        expect((await queues.getJob(configured, id))?.maxAttempts).toBe(2);
-        const other = uniqueQueue('other');
-        expect((await queues.getJob(other, await queues.enqueue(other, 1)))?.maxAttempts).toBe(5);
+        expect(await queues.getJob(configured, id)).toMatchObject({ ownMaxAttempts: false, maxAttempts: 3 });
         const explicit = await queues.enqueue(configured, 1, { maxAttempts: 9 });
-        expect((await queues.getJob(configured, explicit))?.maxAttempts).toBe(9);
+        expect(await queues.getJob(configured, explicit)).toMatchObject({
+          ownMaxAttempts: true,
+          maxAttempts: 9,
+        });
       });
 
       it('a delayed job is in schedule with its run-at', async () => {
@@ -200,7 +205,9 @@ describe('QueueService', () => {
         ids.pending = await queues.enqueue(queue, 'pending');
         ids.schedule = await queues.enqueue(queue, 'schedule', { delayMs: 60_000 });
         const ctx = queues.context(queue);
-        const batch = await claimJobs(ctx, { count: 4, leaseMs: 30_000, claimantPrefix: 'w' });
+        // Claimed as a worker would: under its resolved maxAttempts (the module default, 5).
+        const { maxAttempts } = queues.queueOptions(queue);
+        const batch = await claimJobs(ctx, { count: 4, leaseMs: 30_000, claimantPrefix: 'w', maxAttempts });
         deadline = batch.leaseDeadline;
         const [, deadJob, completedJob, goneJob] = batch.jobs;
         await failJob(ctx, deadJob, { error: 'kaput', backoffMs: 0, unrecoverable: false });
@@ -358,8 +365,8 @@ describe('QueueService', () => {
       expect(await queues.getJob(queue, id)).toMatchObject({
         state: 'pending',
         data: { small: true },
-        maxAttempts: 4,
       });
+      expect(queues.queueOptions(queue).maxAttempts).toBe(4);
       expect(queues.settings.maxPayloadBytes).toBe(64);
       await expect(queues.enqueue(queue, 'x'.repeat(100))).rejects.toBeInstanceOf(PayloadTooLargeError);
     });

@@ -67,25 +67,28 @@ describe('typed queues', () => {
   it.each([
     ['zod', z.object({ to: z.string().email() })],
     ['valibot', v.object({ to: v.pipe(v.string(), v.email()) })],
-  ])('a %s data schema refuses a bad payload at enqueue with a typed error, writing nothing', async (_name, schema) => {
-    const Emails = defineQueue(uniqueQueue('schema'), { data: schema });
-    const app = await boot([]);
-    const queues = app.get(QueueService);
-    const handle = queues.queue(Emails);
+  ])(
+    'a %s data schema refuses a bad payload at enqueue with a typed error, writing nothing',
+    async (_name, schema) => {
+      const Emails = defineQueue(uniqueQueue('schema'), { data: schema });
+      const app = await boot([]);
+      const queues = app.get(QueueService);
+      const handle = queues.queue(Emails);
 
-    const refused = handle.enqueue({ to: 'not an address' });
-    await expect(refused).rejects.toBeInstanceOf(JobDataInvalidError);
-    await expect(refused).rejects.toMatchObject({ code: 'INVALID_JOB_DATA', issues: [{ path: ['to'] }] });
-    // By plain name too, once the definition is known to the application; a batch is all or nothing.
-    await expect(
-      queues.enqueueMany(Emails.name, [{ data: { to: 'a@example.com' } }, { data: { to: 7 } }]),
-    ).rejects.toMatchObject({ code: 'INVALID_JOB_DATA', index: 1 });
-    expect(await keysOf(Emails.name)).toEqual([]);
-    expect(await queues.listQueues()).not.toContain(Emails.name);
+      const refused = handle.enqueue({ to: 'not an address' });
+      await expect(refused).rejects.toBeInstanceOf(JobDataInvalidError);
+      await expect(refused).rejects.toMatchObject({ code: 'INVALID_JOB_DATA', issues: [{ path: ['to'] }] });
+      // By plain name too, once the definition is known to the application; a batch is all or nothing.
+      await expect(
+        queues.enqueueMany(Emails.name, [{ data: { to: 'a@example.com' } }, { data: { to: 7 } }]),
+      ).rejects.toMatchObject({ code: 'INVALID_JOB_DATA', index: 1 });
+      expect(await keysOf(Emails.name)).toEqual([]);
+      expect(await queues.listQueues()).not.toContain(Emails.name);
 
-    await handle.enqueue({ to: 'a@example.com' });
-    expect((await handle.counts()).pending).toBe(1);
-  });
+      await handle.enqueue({ to: 'a@example.com' });
+      expect((await handle.counts()).pending).toBe(1);
+    },
+  );
 
   it('stores and hands the handler what the schema made of the data (its output)', async () => {
     const Greetings = defineQueue(uniqueQueue('output'), {

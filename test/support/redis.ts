@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { installScripts, JOB_IDS, queueKeys, SnowflakeMinter, type ScriptContext } from '@app/echomq/internal';
+import {
+  installScripts,
+  JOB_IDS,
+  queueKeys,
+  SnowflakeMinter,
+  type ScriptContext,
+} from '@app/echomq/internal';
 
 /** The suite's Redis, started by global-setup (or the caller's REDIS_URL). */
 export function redisUrl(): string {

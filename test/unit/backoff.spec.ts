@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { assertBackoffPolicy, backoffDelay, InvalidArgumentError, type BackoffPolicy } from '@app/echomq/internal';
+import {
+  assertBackoffPolicy,
+  backoffDelay,
+  InvalidArgumentError,
+  storedBackoff,
+  type BackoffPolicy,
+  type ClaimedJobRecord,
+} from '@app/echomq/internal';
+import { failRequest } from '@app/echomq/worker/fail-request';
 
 const never = (): number => {
   throw new Error('random() must not be called');
@@ -143,5 +151,55 @@ describe('assertBackoffPolicy', () => {
     expect(() =>
       assertBackoffPolicy({ type: 'custom', delay: undefined } as unknown as BackoffPolicy),
     ).toThrow(InvalidArgumentError);
+  });
+});
+
+describe("a job's own backoff, as its row keeps it", () => {
+  it('reads back a stored fixed or exponential policy', () => {
+    expect(storedBackoff('{"type":"fixed","delayMs":40}')).toEqual({ type: 'fixed', delayMs: 40 });
+    expect(storedBackoff('{"type":"exponential","delayMs":10,"jitter":0}')).toEqual({
+      type: 'exponential',
+      delayMs: 10,
+      jitter: 0,
+    });
+  });
+
+  it('refuses text that is not a storable policy within the ranges', () => {
+    for (const text of ['', 'not json', 'null', '{}', '{"type":"custom"}', '{"type":"fixed","delayMs":-1}']) {
+      expect(() => storedBackoff(text)).toThrow(InvalidArgumentError);
+    }
+  });
+});
+
+describe('the wait after a failed attempt', () => {
+  const serving: BackoffPolicy = { type: 'fixed', delayMs: 1_000 };
+  function claimed(backoff: string | null, attempt = 2): ClaimedJobRecord {
+    return {
+      id: 'JOB0Ah3kPz9QwE',
+      attempt,
+      claimant: 'w.0',
+      data: '{}',
+      name: '',
+      maxAttempts: 5,
+      budgetBase: 0,
+      backoff,
+    };
+  }
+
+  it("is the serving worker's policy for a job without its own", () => {
+    expect(failRequest(serving, claimed(null), new Error('x')).backoffMs).toBe(1_000);
+  });
+
+  it("is the job's own policy when it carries one, counted in its budget", () => {
+    expect(failRequest(serving, claimed('{"type":"fixed","delayMs":40}'), new Error('x')).backoffMs).toBe(40);
+    const exponential = '{"type":"exponential","delayMs":100,"jitter":0}';
+    // Attempt 4 of a budget that began after attempt 1: the third failure of it waits 100 * 2^2.
+    expect(failRequest(serving, { ...claimed(exponential, 4), budgetBase: 1 }, null).backoffMs).toBe(400);
+  });
+
+  it('keeps the handler error and retries at once when the stored policy cannot be read', () => {
+    const request = failRequest(serving, claimed('{"type":"fixed"}'), new Error('handler broke'));
+    expect(request.backoffMs).toBe(0);
+    expect(request.error).toMatch(/^Error: handler broke; backoff failed: InvalidArgumentError/);
   });
 });

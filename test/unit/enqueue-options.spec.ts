@@ -1,24 +1,29 @@
 import fc from 'fast-check';
 // Pure modules only: the unit suites do not load Nest, ioredis or the scripts.
 import { InvalidArgumentError, PayloadTooLargeError } from '@app/echomq/errors';
-import { buildJobRecord, serialisePayload, type JobToEnqueue } from '@app/echomq/queue/enqueue-options';
-import { QUEUE_DEFAULTS, resolveQueueOptions } from '@app/echomq/queue/queue-options';
+import {
+  buildJobRecord,
+  serialiseBackoff,
+  serialisePayload,
+  type JobToEnqueue,
+} from '@app/echomq/queue/enqueue-options';
+import { QUEUE_DEFAULTS, resolveQueueOptions, type BackoffPolicy } from '@app/echomq/queue/queue-options';
+import { BUILT_IN_MAX_ATTEMPTS } from '@app/echomq/scripts/lua/prelude';
 
 const ID = 'JOB0Ah3kPz9QwE';
 const LIMIT = 1024;
 
-function build(job: JobToEnqueue, defaultMaxAttempts = 3, limit = LIMIT) {
-  return buildJobRecord(ID, job, defaultMaxAttempts, limit);
+function build(job: JobToEnqueue, limit = LIMIT) {
+  return buildJobRecord(ID, job, limit);
 }
 
 describe('enqueue options', () => {
   describe('buildJobRecord', () => {
-    it('builds the record with neutral defaults', () => {
+    it('builds the record with neutral defaults, and no budget or backoff of its own', () => {
       expect(build({ data: { to: 'a@b.c' } })).toEqual({
         id: ID,
         data: '{"to":"a@b.c"}',
         name: '',
-        maxAttempts: 3,
         delayMs: 0,
         runAtMs: 0,
         idempotencyKey: '',
@@ -32,6 +37,7 @@ describe('enqueue options', () => {
           data: [1, 2],
           name: 'welcome',
           maxAttempts: 7,
+          backoff: { type: 'fixed', delayMs: 250 },
           delayMs: 5_000,
           runAt,
           idempotencyKey: 'order-1',
@@ -41,6 +47,7 @@ describe('enqueue options', () => {
         data: '[1,2]',
         name: 'welcome',
         maxAttempts: 7,
+        backoff: '{"type":"fixed","delayMs":250}',
         delayMs: 0, // runAt wins over delayMs
         runAtMs: runAt.getTime(),
         idempotencyKey: 'order-1',
@@ -48,9 +55,13 @@ describe('enqueue options', () => {
       expect(build({ data: null, runAt: 1_900_000_000_000 }).runAtMs).toBe(1_900_000_000_000);
     });
 
-    it('uses the queue default for maxAttempts unless the job sets it', () => {
-      expect(build({ data: 1 }, 9).maxAttempts).toBe(9);
-      expect(build({ data: 1, maxAttempts: 2 }, 9).maxAttempts).toBe(2);
+    it("writes maxAttempts only when the job sets it (else the serving worker's applies)", () => {
+      expect('maxAttempts' in build({ data: 1 })).toBe(false);
+      expect(build({ data: 1, maxAttempts: 2 }).maxAttempts).toBe(2);
+    });
+
+    it('keeps the built-in budget of the scripts equal to the built-in queue default', () => {
+      expect(BUILT_IN_MAX_ATTEMPTS).toBe(QUEUE_DEFAULTS.maxAttempts);
     });
 
     it('stores undefined data as JSON null', () => {
@@ -69,7 +80,6 @@ describe('enqueue options', () => {
       ]) {
         expect(() => build({ data: 1, maxAttempts })).toThrow(InvalidArgumentError);
       }
-      expect(() => build({ data: 1 }, 0)).toThrow(InvalidArgumentError);
       expect(build({ data: 1, maxAttempts: 1 }).maxAttempts).toBe(1);
       expect(build({ data: 1, maxAttempts: 1_000_000 }).maxAttempts).toBe(1_000_000);
     });
@@ -123,6 +133,66 @@ describe('enqueue options', () => {
           },
         ),
         { numRuns: 500 },
+      );
+    });
+  });
+
+  describe("a job's own backoff", () => {
+    it('stores a fixed or exponential policy as JSON with only its own fields', () => {
+      expect(serialiseBackoff(undefined)).toBe('');
+      expect(JSON.parse(serialiseBackoff({ type: 'fixed', delayMs: 0 }))).toEqual({
+        type: 'fixed',
+        delayMs: 0,
+      });
+      const exponential = { type: 'exponential', delayMs: 100, maxDelayMs: 5_000, jitter: 0.25 } as const;
+      expect(JSON.parse(serialiseBackoff(exponential))).toEqual(exponential);
+      expect(JSON.parse(serialiseBackoff({ type: 'exponential', delayMs: 100 }))).toEqual({
+        type: 'exponential',
+        delayMs: 100,
+      });
+    });
+
+    it('refuses a custom function, and any policy outside the ranges of the queue option', () => {
+      const custom = { type: 'custom', delay: () => 5 } as unknown as JobToEnqueue['backoff'];
+      expect(() => build({ data: 1, backoff: custom })).toThrow(/custom backoff function cannot be stored/);
+      const bad: unknown[] = [
+        { type: 'custom' },
+        { type: 'fixed', delayMs: -1 },
+        { type: 'fixed', delayMs: 604_800_001 },
+        { type: 'fixed', delayMs: 1.5 },
+        { type: 'fixed', delayMs: 10, jitter: 0 },
+        { type: 'exponential', delayMs: 100, maxDelayMs: 50 },
+        { type: 'exponential', delayMs: 100, jitter: 2 },
+        { type: 'exponential', delayMs: 7_200_000 },
+        { type: 'linear', delayMs: 10 },
+        'fixed',
+        null,
+      ];
+      for (const backoff of bad) {
+        expect(() =>
+          build({ data: 1, backoff: backoff as BackoffPolicy as JobToEnqueue['backoff'] }),
+        ).toThrow(InvalidArgumentError);
+      }
+    });
+
+    it('round-trips every valid fixed or exponential policy (property)', () => {
+      const delay = fc.integer({ min: 0, max: 3_600_000 });
+      const policy = fc.oneof(
+        delay.map((delayMs) => ({ type: 'fixed' as const, delayMs })),
+        fc.record(
+          {
+            type: fc.constant('exponential' as const),
+            delayMs: delay,
+            jitter: fc.double({ min: 0, max: 1, noNaN: true }),
+          },
+          { requiredKeys: ['type', 'delayMs'] },
+        ),
+      );
+      fc.assert(
+        fc.property(policy, (p) => {
+          expect(JSON.parse(build({ data: 1, backoff: p }).backoff!)).toEqual(p);
+        }),
+        { numRuns: 200 },
       );
     });
   });

@@ -3,19 +3,26 @@ import fc from 'fast-check';
 import { InvalidArgumentError, InvalidJobIdError, InvalidQueueNameError } from '@app/echomq/errors';
 import { JOB_IDS, UINT64_MAX } from '@app/echomq/ids';
 import {
+  DEFAULT_KEY_PREFIX,
   QUEUE_REGISTRY_KEY,
   QueueKeys,
   STATE_SETS,
   assertJobId,
+  assertKeyPrefix,
   assertQueueName,
+  isValidKeyPrefix,
   isValidQueueName,
   nodeLeaseKey,
   queueKeys,
+  queueRegistryKey,
 } from '@app/echomq/keyspace';
 
 const NAME_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-';
 const validName = fc
   .array(fc.constantFrom(...NAME_CHARS), { minLength: 1, maxLength: 64 })
+  .map((chars) => chars.join(''));
+const validPrefix = fc
+  .array(fc.constantFrom(...NAME_CHARS), { minLength: 1, maxLength: 32 })
   .map((chars) => chars.join(''));
 
 /** Cluster slot hashtag: the substring between the first { and the next }. */
@@ -39,6 +46,8 @@ describe('keyspace', () => {
       expect(keys.events).toBe('emq:{emails}:events');
       expect(keys.wake).toBe('emq:{emails}:wake');
       expect(keys.paused).toBe('emq:{emails}:paused');
+      expect(keys.format).toBe('emq:{emails}:format');
+      expect(keys.prefix).toBe('emq');
       expect(keys.jobPrefix).toBe('emq:{emails}:job:');
       expect(keys.idempotencyPrefix).toBe('emq:{emails}:idem:');
       expect(keys.job('JOB0Ah3kPz9QwE')).toBe('emq:{emails}:job:JOB0Ah3kPz9QwE');
@@ -46,6 +55,7 @@ describe('keyspace', () => {
       expect(STATE_SETS).toEqual(['pending', 'active', 'schedule', 'dead']);
       for (const state of STATE_SETS) expect(keys.set(state)).toBe(`emq:{emails}:${state}`);
       expect(QUEUE_REGISTRY_KEY).toBe('emq:queues');
+      expect(queueRegistryKey()).toBe('emq:queues');
       expect(nodeLeaseKey(12)).toBe('emq:node:12');
     });
 
@@ -59,6 +69,7 @@ describe('keyspace', () => {
             keys.events,
             keys.wake,
             keys.paused,
+            keys.format,
             keys.job(JOB_IDS.format(value)),
             keys.idempotency('k'),
           ];
@@ -85,6 +96,99 @@ describe('keyspace', () => {
 
     it('caches the keys of one queue', () => {
       expect(queueKeys('cached-q')).toBe(queueKeys('cached-q'));
+    });
+  });
+
+  describe('key prefixes', () => {
+    it('builds every key under the given prefix', () => {
+      const keys = queueKeys('emails', 'tenant-a');
+      expect(keys.prefix).toBe('tenant-a');
+      expect(keys.base).toBe('tenant-a:{emails}:');
+      for (const state of STATE_SETS) expect(keys.set(state)).toBe(`tenant-a:{emails}:${state}`);
+      expect(keys.format).toBe('tenant-a:{emails}:format');
+      expect(keys.jobPrefix).toBe('tenant-a:{emails}:job:');
+      expect(keys.job('JOB0Ah3kPz9QwE')).toBe('tenant-a:{emails}:job:JOB0Ah3kPz9QwE');
+      expect(keys.reply('req-1')).toBe('tenant-a:{emails}:reply:req-1');
+      expect(queueRegistryKey('tenant-a')).toBe('tenant-a:queues');
+      expect(nodeLeaseKey(7, 'tenant-a')).toBe('tenant-a:node:7');
+      expect(DEFAULT_KEY_PREFIX).toBe('emq');
+    });
+
+    it("keeps two prefixes' keys apart: each key matches only its own prefix's ACL pattern", () => {
+      const everyKey = (prefix: string, queue: string): string[] => {
+        const keys = queueKeys(queue, prefix);
+        return [
+          ...STATE_SETS.map((state) => keys.set(state)),
+          keys.metrics,
+          keys.events,
+          keys.wake,
+          keys.paused,
+          keys.format,
+          keys.fence,
+          keys.job('JOB0Ah3kPz9QwE'),
+          keys.idempotency('k'),
+          keys.reply('r'),
+          queueRegistryKey(prefix),
+          nodeLeaseKey(0, prefix),
+        ];
+      };
+      fc.assert(
+        fc.property(validPrefix, validPrefix, validName, validName, (pa, pb, qa, qb) => {
+          fc.pre(pa !== pb);
+          const a = everyKey(pa, qa);
+          const b = everyKey(pb, qb);
+          // `~<prefix>:*` is the ACL pattern of docs/upgrading.md; a prefix holds no glob character.
+          expect(a.every((key) => key.startsWith(`${pa}:`) && !key.startsWith(`${pb}:`))).toBe(true);
+          expect(b.every((key) => key.startsWith(`${pb}:`) && !key.startsWith(`${pa}:`))).toBe(true);
+          // The queue name stays the cluster hashtag whatever the prefix.
+          for (const key of a.slice(0, -2)) expect(hashtag(key)).toBe(qa);
+        }),
+        { numRuns: 200 },
+      );
+    });
+
+    it('reads an undefined prefix as the default', () => {
+      expect(isValidKeyPrefix(undefined)).toBe(false);
+      expect(queueKeys('emails', undefined).base).toBe('emq:{emails}:');
+      expect(queueRegistryKey(undefined)).toBe('emq:queues');
+    });
+
+    it('caches keys per prefix and queue', () => {
+      expect(queueKeys('cached-q', 'a')).toBe(queueKeys('cached-q', 'a'));
+      expect(queueKeys('cached-q', 'a')).not.toBe(queueKeys('cached-q', 'b'));
+      expect(queueKeys('cached-q')).toBe(queueKeys('cached-q', 'emq'));
+    });
+
+    it('accepts 1 to 32 characters from A-Z a-z 0-9 . _ -', () => {
+      for (const prefix of ['a', 'emq', 'emq-staging', 'App_2.prod', 'x'.repeat(32)]) {
+        expect(isValidKeyPrefix(prefix)).toBe(true);
+        expect(assertKeyPrefix(prefix)).toBe(prefix);
+      }
+    });
+
+    it('refuses braces, colons, glob characters, whitespace, empty, 33+ characters and non-strings', () => {
+      const bad: unknown[] = [
+        '',
+        'x'.repeat(33),
+        'a:b',
+        'emq:',
+        '{a}',
+        'a{',
+        'a*',
+        'a?',
+        '[a]',
+        'a b',
+        'é',
+        'a\nb',
+      ];
+      bad.push(null, 3, {}, ['emq'], 10n); // undefined means the default, as for every option
+      for (const prefix of bad) {
+        expect(isValidKeyPrefix(prefix)).toBe(false);
+        expect(() => assertKeyPrefix(prefix)).toThrow(InvalidArgumentError);
+        expect(() => queueKeys('emails', prefix as string)).toThrow(InvalidArgumentError);
+        expect(() => queueRegistryKey(prefix as string)).toThrow(InvalidArgumentError);
+        expect(() => nodeLeaseKey(1, prefix as string)).toThrow(InvalidArgumentError);
+      }
     });
   });
 

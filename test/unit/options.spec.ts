@@ -241,6 +241,7 @@ describe('module, queue and processor options', () => {
 
   it('resolves the documented defaults', () => {
     expect(resolve({ connection })).toEqual({
+      keyPrefix: 'emq',
       eventsMaxLen: 10_000,
       maxPayloadBytes: 512 * 1024,
       idempotencyTtlMs: 24 * HOUR,

@@ -17,9 +17,10 @@ const tails: EventTail[] = [];
 let redis: Redis;
 
 /**
- * Boots a worker app. maxAttempts is set per queue in forRoot: the attempts budget is
- * written on each job at enqueue, from the module's configuration (see the last test
- * for the decorator's maxAttempts).
+ * Boots a worker app. maxAttempts is set per queue in forRoot: a job enqueued without a
+ * budget of its own runs under the serving worker's, which each claim records on the row
+ * (see the last test for the decorator's maxAttempts, and retry-budget.spec.ts for jobs
+ * enqueued by another app).
  */
 async function boot(
   providers: Parameters<typeof bootApp>[0],

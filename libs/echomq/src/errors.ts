@@ -95,8 +95,9 @@ export class StaleJobError extends EchoMqError {
 
 /** Thrown by a handler to send its job straight to dead, skipping the remaining retries. */
 export class UnrecoverableError extends EchoMqError {
-  constructor(message: string) {
-    super('UNRECOVERABLE', message);
+  /** `code` is for subclasses (failures that no retry can mend, such as invalid data). */
+  constructor(message: string, code = 'UNRECOVERABLE') {
+    super(code, message);
   }
 }
 
@@ -178,7 +179,107 @@ export class InvalidOptionError extends EchoMqError {
   }
 }
 
+/**
+ * The queue's data is written in a format newer than this process knows (docs/upgrading.md):
+ * a newer release bumped it. This process neither serves nor enqueues to that queue, so it
+ * can never misread or half-write rows it does not understand. Nothing was written.
+ */
+export class DataFormatError extends EchoMqError {
+  constructor(
+    readonly queue: string,
+    /** The format recorded in Redis, as stored. */
+    readonly stored: string,
+    /** The newest format this process reads and writes. */
+    readonly known: number,
+  ) {
+    super(
+      'DATA_FORMAT_UNSUPPORTED',
+      `Queue '${queue}' is stored in data format ${shownFormat(stored)}, but this EchoMQ knows formats up to ` +
+        `${known}: upgrade this process to a release that knows format ${shownFormat(stored)} ` +
+        '(docs/upgrading.md); nothing was written',
+    );
+  }
+}
+
+/** A format number as it is; anything else (a key written by hand) quoted and cut short. */
+function shownFormat(stored: string): string {
+  return /^[0-9]{1,16}$/.test(stored) ? stored : describeValue(stored);
+}
+
+/** The Redis server is older than the oldest version EchoMQ's commands run on (docs/upgrading.md). */
+export class RedisVersionError extends EchoMqError {
+  constructor(
+    readonly target: string,
+    readonly version: string,
+    readonly minimum: string,
+  ) {
+    super(
+      'REDIS_VERSION_UNSUPPORTED',
+      `Redis at ${target} is version ${version}; EchoMQ needs ${minimum} or newer (docs/upgrading.md)`,
+    );
+  }
+}
+
 /** True for errors after which repeating the same call is the way to learn its outcome. */
 export function isTransientRedisError(error: unknown): error is OutcomeUnknownError | RedisUnavailableError {
   return error instanceof OutcomeUnknownError || error instanceof RedisUnavailableError;
+}
+
+/** One problem a Standard Schema reported: its message and where in the value. */
+export interface SchemaIssue {
+  readonly message: string;
+  /** Property keys from the value's root to the offending part; empty for the root. */
+  readonly path: readonly (string | number)[];
+}
+
+function describeIssues(issues: readonly SchemaIssue[]): string {
+  const shown = issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  return shown.join('; ') + (issues.length > 5 ? `; and ${issues.length - 5} more` : '');
+}
+
+/**
+ * A payload its queue's data schema refuses. At enqueue nothing is written; at claim (data
+ * written before the schema changed, or by a producer without it) the job goes to dead,
+ * since no retry can make the data valid.
+ */
+export class JobDataInvalidError extends UnrecoverableError {
+  constructor(
+    readonly queue: string,
+    readonly issues: readonly SchemaIssue[],
+    /** The job's position in an enqueueMany call, when it came from one. */
+    readonly index?: number,
+  ) {
+    super(
+      `Job data for queue '${queue}'${index === undefined ? '' : ` (job ${index})`} does not match its schema: ${describeIssues(issues)}`,
+      'INVALID_JOB_DATA',
+    );
+  }
+}
+
+/** A handler returned a value its queue's result schema refuses: the job goes to dead. */
+export class JobResultInvalidError extends UnrecoverableError {
+  constructor(
+    readonly queue: string,
+    readonly issues: readonly SchemaIssue[],
+  ) {
+    super(
+      `The result of a job of queue '${queue}' does not match its schema: ${describeIssues(issues)}`,
+      'INVALID_JOB_RESULT',
+    );
+  }
+}
+
+/**
+ * EchoMqModule.forRoot() (or forRootAsync) was imported more than once in one application,
+ * which would serve every processor once per import. Import it once, in the root module;
+ * feature modules use EchoMqModule.forFeature() for their typed queue handles.
+ */
+export class ModuleImportedTwiceError extends EchoMqError {
+  constructor(readonly imports: number) {
+    super(
+      'MODULE_IMPORTED_TWICE',
+      `EchoMqModule.forRoot() is imported ${imports} times in this application; import it once, in the root ` +
+        'module (it is global), and use EchoMqModule.forFeature([...queues]) in feature modules',
+    );
+  }
 }

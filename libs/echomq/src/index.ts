@@ -16,6 +16,8 @@ export {
   type ResultOf,
 } from './queue/queue-definition';
 export { QueueService } from './queue/queue.service';
+export { QueueHandle } from './queue/queue-handle';
+export { InjectQueue, queueToken } from './module/queue-feature';
 export type { QueueOptions, BackoffPolicy } from './queue/queue-options';
 export type { EnqueueOptions, JobToEnqueue } from './queue/enqueue-options';
 export type { JobView } from './queue/job-view';
@@ -29,12 +31,49 @@ export { isValidQueueName } from './keyspace/queue-name';
 export { isJobId, compareIds, snowflakeParts, type JobId, type SnowflakeParts } from './ids';
 
 // Processing jobs.
-export { Processor, Handle } from './worker/processor.decorator';
+export {
+  Processor,
+  Handle,
+  type HandlerOf,
+  type ProcessorFit,
+  type TypedClassDecorator,
+  type TypedMethodDecorator,
+} from './worker/processor.decorator';
 export type { Job, JobHandler } from './worker/job';
 
 // Events.
 export type { QueueEvent, QueueEventListener } from './queue/queue-events';
 export type { WorkerEvents } from './worker/job-runner';
+export { QueueEventsListener, OnQueueEvent } from './events/queue-events-listener.decorator';
+export { OnWorkerEvent } from './events/on-worker-event.decorator';
+export { parseQueueEvent } from './events/parse-queue-event';
+export {
+  QUEUE_EVENT_TYPES,
+  type QueueEventType,
+  type QueueEventPayloads,
+  type AnyQueueEvent,
+  type EnqueuedEvent,
+  type ClaimedEvent,
+  type ExtendedEvent,
+  type CompletedEvent,
+  type FailedEvent,
+  type DeadEvent,
+  type ReleasedEvent,
+  type ReapedEvent,
+  type PromotedEvent,
+  type RetriedEvent,
+  type RemovedEvent,
+  type ProgressEvent,
+  type UnrecognizedQueueEvent,
+} from './events/queue-event-payloads';
+export {
+  WORKER_EVENT_TYPES,
+  type WorkerEventType,
+  type WorkerEventPayloads,
+  type WorkerCompletedEvent,
+  type WorkerFailedEvent,
+  type WorkerStaleEvent,
+} from './events/worker-event-payloads';
 
 // Errors: every one carries a stable `code`.
 export {
@@ -55,5 +94,15 @@ export {
   OutcomeUnknownError,
   RedisUnavailableError,
   InvalidOptionError,
+  DataFormatError,
+  RedisVersionError,
+  JobDataInvalidError,
+  JobResultInvalidError,
+  ModuleImportedTwiceError,
+  type SchemaIssue,
 } from './errors';
 export { NodeLeaseLostError } from './ids/node-lease-lost-error';
+
+// HTTP: the exception filter that answers EchoMQ's errors with their status and `code`.
+export { EchoMqExceptionFilter } from './http/echomq-exception.filter';
+export { httpStatusOf, type EchoMqErrorBody } from './http/error-response';

@@ -12,4 +12,6 @@ export * from './queue/job-view';
 export * from './queue/reads';
 export * from './module/echomq-options';
 export { RedisConnections, createRedisClient } from './connection/redis-connections';
+export * from './connection/redis-version';
+export * from './queue/data-format';
 export * from './worker';

@@ -9,7 +9,15 @@
  * Besides job state it knows every write call's reply record (invariant 9): which request
  * ids have one, so their keys are expected, and what a repeat of the call must answer.
  */
-import type { ClaimedJobRecord, ClaimRef, EnqueueOutcome, RemovedFrom } from '@app/echomq/internal';
+import {
+  type BackoffPolicy,
+  BUILT_IN_MAX_ATTEMPTS,
+  type ClaimedJobRecord,
+  type ClaimRef,
+  type EnqueueOutcome,
+  type JobBackoffPolicy,
+  type RemovedFrom,
+} from '@app/echomq/internal';
 import {
   ERROR_TEXT_MAX,
   EVENT_ERROR_MAX_BYTES,
@@ -24,6 +32,14 @@ export const LATER_MS = 3_600_000;
 export const RETAIN_MS = 3_600_000;
 export const IDEMPOTENCY_TTL_MS = 3_600_000;
 export const IDEM_KEYS = ['k0', 'k1', 'k2'] as const;
+
+/** The serving worker's backoff in the fail steps (what failRequest is given). */
+export const SERVING_BACKOFF: BackoffPolicy = { type: 'fixed', delayMs: LATER_MS };
+/** Backoffs a job may carry of its own: each differs from the serving one, none is ever due unless rewritten. */
+export const JOB_BACKOFFS: readonly JobBackoffPolicy[] = [
+  { type: 'fixed', delayMs: 2 * LATER_MS },
+  { type: 'exponential', delayMs: LATER_MS, maxDelayMs: 6 * LATER_MS, jitter: 0 },
+];
 
 export const SET_NAMES = ['pending', 'active', 'schedule', 'dead'] as const;
 export type SetName = (typeof SET_NAMES)[number];
@@ -56,8 +72,13 @@ export interface ModelJob {
   readonly seq: number;
   readonly data: string;
   readonly name: string;
-  readonly max: number;
+  /** The job's own retry budget (row field 'm'), or null: then the claiming worker's applies. */
+  readonly max: number | null;
+  /** The job's own backoff policy as JSON (row field 'o'), or null. */
+  readonly backoff: string | null;
   readonly idem: string | null;
+  /** The maxAttempts of the worker that claimed the job last (row field 'w'): only without its own. */
+  workerMax: number | null;
   place: Place;
   /** Number of claims so far: the fencing token. */
   attempts: number;
@@ -92,7 +113,8 @@ export interface ResolvedSpec {
   readonly id: string;
   readonly data: string;
   readonly name: string;
-  readonly max: number;
+  readonly max: number | null;
+  readonly backoff: string | null;
   readonly delayMs: number;
   readonly runAtMs: number;
   readonly idem: string | null;
@@ -197,7 +219,7 @@ export class Model {
       const job = this.jobs.get(id);
       if (!job) return `  ${this.label(id)} ${id} phantom`;
       return (
-        `  ${this.label(id)} ${id} ${job.place} a=${job.attempts} b=${job.base} m=${job.max}` +
+        `  ${this.label(id)} ${id} ${job.place} a=${job.attempts} b=${job.base} m=${job.max ?? '-'} w=${job.workerMax ?? '-'}` +
         ` c=${job.claimant ?? '-'} due=${job.due} idem=${job.idem ?? '-'}`
       );
     });
@@ -320,7 +342,9 @@ export class Model {
       data: spec.data,
       name: spec.name,
       max: spec.max,
+      backoff: spec.backoff,
       idem: spec.idem,
+      workerMax: null,
       place,
       attempts: 0,
       base: 0,
@@ -356,11 +380,17 @@ export class Model {
     return !promotes && (this.paused || this.inPlace('pending').length === 0);
   }
 
+  /**
+   * claim: the claiming worker's maxAttempts (the built-in default when it gives none) becomes
+   * the budget of every claimed job without one of its own, recorded on the row: the latest
+   * claim's worker decides, whatever earlier claims said.
+   */
   claim(
     count: number,
     prefix: string,
     promoteLimit: number,
     deadline: number,
+    workerMax: number = BUILT_IN_MAX_ATTEMPTS,
   ): { jobs: ClaimedJobRecord[]; nextRunAt: number | null | 'unknown' } {
     this.promoteDue(promoteLimit);
     const nextRunAt = this.nextRunAt();
@@ -369,6 +399,7 @@ export class Model {
     const jobs = taken.map((job, index): ClaimedJobRecord => {
       job.place = 'active';
       job.attempts += 1;
+      if (job.max === null) job.workerMax = workerMax;
       job.claimant = `${prefix}.${index}`;
       job.score = { kind: 'exact', value: deadline };
       job.due = false;
@@ -498,7 +529,7 @@ export class Model {
   failTarget(ref: ClaimRef, mode: FailMode): 'stale' | 'schedule' | 'pending' | 'dead' {
     if (!this.holds(ref)) return 'stale';
     const job = this.get(ref.id);
-    if (mode === 'unrecoverable' || job.attempts - job.base >= job.max) return 'dead';
+    if (mode === 'unrecoverable' || job.attempts - job.base >= budget(job)) return 'dead';
     return mode === 'backoff' ? 'schedule' : 'pending';
   }
 
@@ -557,7 +588,7 @@ export class Model {
       job.claimant = null;
       job.score = ZERO;
       job.due = false;
-      if (job.attempts - job.base >= job.max) {
+      if (job.attempts - job.base >= budget(job)) {
         job.place = 'dead';
         toDead.push(job.id);
       } else {
@@ -627,9 +658,30 @@ function claimedRecord(job: ModelJob): ClaimedJobRecord {
     claimant: job.claimant!,
     data: job.data,
     name: job.name,
-    maxAttempts: job.max,
+    maxAttempts: budget(job),
     budgetBase: job.base,
+    backoff: job.backoff,
   };
+}
+
+/**
+ * How long a fail with a backoff waits, worked out from the policies themselves: the job's
+ * own policy when it has one (fixed; or exponential from its delay, doubling with each
+ * failure of the budget, capped, no jitter), else the serving worker's fixed delay.
+ */
+export function expectedWait(job: ModelJob, attempt: number): number {
+  if (job.backoff === null) return LATER_MS;
+  const own = JSON.parse(job.backoff) as { type: string; delayMs: number; maxDelayMs?: number };
+  if (own.type === 'fixed') return own.delayMs;
+  return Math.min(own.maxDelayMs!, own.delayMs * 2 ** Math.max(0, attempt - job.base - 1));
+}
+
+/**
+ * The size of a job's retry budget: its own, else that of the worker that claimed it last
+ * (so fail and reap decide alike wherever they run), else the built-in default.
+ */
+export function budget(job: ModelJob): number {
+  return job.max ?? job.workerMax ?? BUILT_IN_MAX_ATTEMPTS;
 }
 
 export function hasRow(job: ModelJob): boolean {

@@ -8,7 +8,7 @@ import { type Model, type ModelJob } from './reference';
 export const CLOCK_SLACK_MS = 60_000;
 
 /** Row fields the scripts may write (DESIGN §1 / prelude). */
-const ROW_FIELDS = new Set(['d', 'n', 'm', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p']);
+const ROW_FIELDS = new Set(['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p']);
 
 /** Where checks report (the System of the run). */
 export interface Reporter {
@@ -40,10 +40,13 @@ export function checkRow(
     r.fail(m, `payload of ${who} reads back as ${String(payload?.toString().slice(0, 80))}...`);
   }
   const expected: Record<string, string> = {
-    m: String(job.max),
     a: String(job.attempts),
     b: String(job.base),
   };
+  // Only a job's own budget and backoff are on its row; 'w' once a worker claimed it without one.
+  if (job.max !== null) expected.m = String(job.max);
+  if (job.workerMax !== null) expected.w = String(job.workerMax);
+  if (job.backoff !== null) expected.o = job.backoff;
   if (job.name !== '') expected.n = job.name;
   if (job.idem !== null) expected.k = job.idem;
   if (job.claimant !== null) expected.c = job.claimant;

@@ -16,11 +16,13 @@ import {
   replayWindow,
   SnowflakeMinter,
   StaleJobError,
+  toJobView,
+  type JobId,
   type ScriptContext,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { scriptContext } from '../../support/redis';
-import { hasRow, IDEM_KEYS, type Model, SET_NAMES, type SetName, type WriteKind } from './reference';
+import { budget, hasRow, IDEM_KEYS, type Model, SET_NAMES, type SetName, type WriteKind } from './reference';
 import { digestKeys, type KeyDigest, type KeyKind, readRows } from './read';
 import { checkRow, checkScore, CLOCK_SLACK_MS, type Reporter } from './rows';
 
@@ -469,6 +471,25 @@ export class System implements Reporter {
       this.eq(m, view.fields.a ?? '0', String(job.attempts), `${who}: attempts`);
       this.eq(m, view.fields.d, job.data, `${who}: payload (chunks joined)`);
       if (job.place === 'completed') this.eq(m, view.fields.r, job.result ?? '', `${who}: result`);
+      // What a reader is told of the budget: the job's own, else its last claiming worker's, else the default.
+      const shown = toJobView(this.ctx.keys.queue, id as JobId, view);
+      const max = budget(job);
+      this.eq(
+        m,
+        shown && {
+          maxAttempts: shown.maxAttempts,
+          ownMaxAttempts: shown.ownMaxAttempts,
+          attemptsLeft: shown.attemptsLeft,
+          backoff: shown.backoff,
+        },
+        {
+          maxAttempts: max,
+          ownMaxAttempts: job.max !== null,
+          attemptsLeft: Math.max(0, max - (job.attempts - job.base)),
+          backoff: job.backoff === null ? undefined : JSON.parse(job.backoff),
+        },
+        `${who}: budget and backoff as a reader sees them`,
+      );
     });
   }
 

@@ -6,9 +6,11 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 export const REDIS_PING_TIMEOUT_MS = 1_000;
 
 /**
- * Is Redis reachable through the very connection the api uses? PINGs through the
- * library's RedisConnections.client, which holds a command while it (re)connects: a PING
- * that has no PONG within REDIS_PING_TIMEOUT_MS, connecting or not, reports down.
+ * Is Redis reachable through the very connection the api uses? While the library knows
+ * the connection is down (never up since boot, or reconnecting), it reports down at once,
+ * naming the target and the last connection error. Otherwise it PINGs through
+ * RedisConnections.client: a socket can look up and be dead, so a PING without a PONG
+ * within REDIS_PING_TIMEOUT_MS reports down too.
  */
 @Injectable()
 export class RedisHealthIndicator {
@@ -19,7 +21,11 @@ export class RedisHealthIndicator {
 
   async isHealthy(key: string): Promise<HealthIndicatorResult> {
     const indicator = this.health.check(key);
-    const client = this.connections.client;
+    const { reachability } = this.connections;
+    if (!reachability.reachable) {
+      const reason = reachability.reason ?? 'not connected yet';
+      return indicator.down({ message: `Redis at ${reachability.target} is unreachable (${reason})` });
+    }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -28,7 +34,7 @@ export class RedisHealthIndicator {
       );
     });
     try {
-      await Promise.race([client.ping(), timeout]);
+      await Promise.race([this.connections.client.ping(), timeout]);
       return indicator.up();
     } catch (error) {
       return indicator.down({ message: (error as Error).message });

@@ -1,5 +1,6 @@
 import { Command, Redis, type RedisOptions } from 'ioredis';
 import { OutcomeUnknownError, RedisUnavailableError } from '../errors';
+import { describeTarget } from './describe-target';
 
 type WriteableStream = Parameters<Redis['sendCommand']>[1];
 
@@ -138,18 +139,4 @@ export class DeadlineRedis extends Redis {
       command.reject(new RedisUnavailableError(this.target, 0));
     }
   }
-}
-
-/** host:port (or the socket path) of a connection, for messages; credentials are never included. */
-export function describeTarget(url: string | undefined, options: RedisOptions): string {
-  if (url !== undefined) {
-    try {
-      const parsed = new URL(url);
-      return `${parsed.hostname || 'localhost'}:${parsed.port || '6379'}`;
-    } catch {
-      return 'an unparsable url';
-    }
-  }
-  if (options.path) return options.path;
-  return `${options.host ?? 'localhost'}:${options.port ?? 6379}`;
 }

@@ -1,12 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { RedisUnavailableError } from '../errors';
 import { LeasedSnowflakes, MAX_NODE, NodeLeaseLostError, type MintWindow } from '../ids';
 import { nodeLeaseKey } from '../keyspace';
 import type { RedisClient } from '../scripts';
 
 /**
- * TTL of `emq:node:<n>`. Short, because a new holder's ids start one window (lease less margin)
+ * TTL of `<prefix>:node:<n>`. Short, because a new holder's ids start one window (lease less margin)
  * ahead of the server clock, above anything an unknowing previous holder can still mint.
  */
 export const NODE_LEASE_MS = 2_000;
@@ -60,6 +61,8 @@ export interface NodeLeaseOptions {
   readonly clock?: () => number;
   readonly timers?: LeaseTimers;
   readonly logger?: Pick<Logger, 'warn' | 'error'>;
+  /** The module's keyPrefix: node numbers are leased among the processes sharing it. Default 'emq'. */
+  readonly keyPrefix?: string;
 }
 
 /** One acquisition of one node number, kept current by its renewals. */
@@ -98,7 +101,7 @@ class Tenure implements MintWindow {
 }
 
 /**
- * Leases a Snowflake node number from Redis (`emq:node:<n>`, SET NX with a TTL) and keeps the
+ * Leases a Snowflake node number from Redis (`<prefix>:node:<n>`, SET NX with a TTL) and keeps the
  * window in which this process may mint on it. A renewal that finds the key gone or someone
  * else's ends the tenure at once and leases a node again (the same one first); a renewal that
  * fails only leaves the window to close at its local deadline. Why this makes ids unique is
@@ -174,18 +177,30 @@ export class NodeLease {
     return done;
   }
 
-  /** Resolves once an id can be minted; rejects with NodeLeaseLostError after timeoutMs. */
-  ready(timeoutMs: number): Promise<void> {
+  /**
+   * Resolves once an id can be minted; rejects with NodeLeaseLostError after timeoutMs, or
+   * with the signal's reason when `signal` aborts first (the wait is then cleaned up).
+   */
+  ready(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.snowflakes.blocker() === undefined) return Promise.resolve();
     const deadline = this.clock() + timeoutMs;
     return new Promise<void>((resolve, reject) => {
       let timer: unknown;
+      const stop = (): void => {
+        this.timers.clearTimeout(timer);
+        this.listeners.delete(check);
+        signal?.removeEventListener('abort', aborted);
+      };
+      const aborted = (): void => {
+        stop();
+        reject(signal?.reason as Error); // AbortSignal's reason is an Error unless the caller chose otherwise
+      };
       const check = (): void => {
         this.timers.clearTimeout(timer);
         const blocker = this.snowflakes.blocker();
         const now = this.clock();
         if (blocker === undefined || now >= deadline || this.closed) {
-          this.listeners.delete(check);
+          stop();
           if (blocker === undefined) resolve();
           else reject(new NodeLeaseLostError(blocker, this.node));
           return;
@@ -195,6 +210,8 @@ export class NodeLease {
         const wait = Math.min(deadline - now, this.renewEveryMs);
         timer = this.timers.setTimeout(check, Math.max(1, wait));
       };
+      if (signal?.aborted) return aborted();
+      signal?.addEventListener('abort', aborted);
       this.listeners.add(check);
       check();
     });
@@ -219,7 +236,10 @@ export class NodeLease {
           `All ${MAX_NODE + 1} Snowflake node numbers are leased; retrying. Set nodeId explicitly.`,
         );
       } catch (error) {
-        this.logger.warn(`Could not lease a Snowflake node number: ${(error as Error).message}`);
+        // Redis unreachable is said once, by the connection; the loop just tries again.
+        if (!(error instanceof RedisUnavailableError)) {
+          this.logger.warn(`Could not lease a Snowflake node number: ${(error as Error).message}`);
+        }
       }
       await new Promise<void>((resolve) => this.timers.setTimeout(resolve, this.renewEveryMs));
       start = Math.floor(Math.random() * (MAX_NODE + 1));
@@ -232,7 +252,7 @@ export class NodeLease {
       const node = (start + step) % (MAX_NODE + 1);
       const token = randomBytes(12).toString('hex');
       const sentAt = this.clock();
-      const reply = await this.redis.eval(ACQUIRE_LUA, 1, nodeLeaseKey(node), token, this.leaseMs);
+      const reply = await this.redis.eval(ACQUIRE_LUA, 1, this.key(node), token, this.leaseMs);
       const [taken, serverMs] = reply as [number, number];
       if (taken !== 1) continue;
       const tenure = new Tenure(node, token, this.windowMs, sentAt, this.clock(), serverMs);
@@ -251,13 +271,15 @@ export class NodeLease {
   private async sendRenewal(tenure: Tenure, sentAt: number): Promise<void> {
     let reply: unknown;
     try {
-      reply = await this.redis.eval(RENEW_LUA, 1, nodeLeaseKey(tenure.node), tenure.token, this.leaseMs);
+      reply = await this.redis.eval(RENEW_LUA, 1, this.key(tenure.node), tenure.token, this.leaseMs);
     } catch (error) {
       // Not a loss: the key may well still be ours. The window closes at its deadline unless a
-      // later renewal gets through.
-      this.logger.warn(
-        `Could not renew the lease on Snowflake node ${tenure.node}: ${(error as Error).message}`,
-      );
+      // later renewal gets through. (Redis unreachable is said once, by the connection.)
+      if (!(error instanceof RedisUnavailableError)) {
+        this.logger.warn(
+          `Could not renew the lease on Snowflake node ${tenure.node}: ${(error as Error).message}`,
+        );
+      }
       return;
     }
     if (this.tenure !== tenure) return; // lost or released meanwhile: a late reply changes nothing
@@ -294,10 +316,15 @@ export class NodeLease {
 
   private async giveBack(tenure: Tenure): Promise<void> {
     try {
-      await this.redis.eval(RELEASE_LUA, 1, nodeLeaseKey(tenure.node), tenure.token);
+      await this.redis.eval(RELEASE_LUA, 1, this.key(tenure.node), tenure.token);
     } catch (error) {
       this.logger.warn(`Could not release Snowflake node ${tenure.node}: ${(error as Error).message}`);
     }
+  }
+
+  /** The lease key of a node number, under this lease's key prefix. */
+  private key(node: number): string {
+    return nodeLeaseKey(node, this.options.keyPrefix);
   }
 
   private bounded(work: Promise<void>, timeoutMs: number): Promise<void> {

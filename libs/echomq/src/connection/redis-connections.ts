@@ -5,18 +5,35 @@ import type { EchoMqConnection, EchoMqModuleOptions } from '../module/echomq-opt
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { validateModuleOptions } from '../module/validate-options';
 import { DeadlineRedis } from './deadline-redis';
+import { describeCluster, describeTarget } from './describe-target';
+import { Reachability } from './reachability';
+import { RedisVersionCheck } from './redis-version';
 
 /** TCP keepalive's first probe after this much silence: a second line of defence after deadlines. */
 const KEEPALIVE_MS = 10_000;
+const RECONNECT_FIRST_MS = 50;
+const RECONNECT_MAX_MS = 2_000;
 
 /**
- * Options every EchoMQ connection gets on top of the user's: keepalive on, and for the
- * cluster (whose node connections ioredis creates itself) ioredis's own per-command
- * timeout, since DeadlineRedis cannot be slotted in there.
+ * The wait before reconnect attempt `attempt` (1, 2, ...): doubling from 50 ms up to 2 s, with
+ * jitter, so the processes that lost one Redis do not all knock at once when it restarts.
+ * It never gives up: an EchoMQ connection ends only when the application closes it.
+ */
+export function reconnectDelay(attempt: number): number {
+  const ceiling = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** Math.min(attempt - 1, 16));
+  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+}
+
+/**
+ * Options every EchoMQ connection gets on top of the user's: keepalive on, reconnects
+ * forever (reconnectDelay, unless the user gives a retryStrategy), and for the cluster
+ * (whose node connections ioredis creates itself) ioredis's own per-command timeout,
+ * since DeadlineRedis cannot be slotted in there.
  */
 function hardened(options: RedisOptions | undefined, commandTimeoutMs?: number): RedisOptions {
   return {
     keepAlive: KEEPALIVE_MS,
+    retryStrategy: reconnectDelay,
     ...options,
     ...(commandTimeoutMs === undefined
       ? {}
@@ -32,6 +49,7 @@ export function createRedisClient(connection: EchoMqConnection, overrides: Redis
   if ('cluster' in connection) {
     const { nodes, options } = connection.cluster;
     return new Cluster(nodes, {
+      clusterRetryStrategy: reconnectDelay,
       ...options,
       redisOptions: { ...hardened(options?.redisOptions), ...overrides },
     });
@@ -45,6 +63,7 @@ export function createCommandClient(connection: EchoMqConnection, commandTimeout
   if ('cluster' in connection) {
     const { nodes, options } = connection.cluster;
     return new Cluster(nodes, {
+      clusterRetryStrategy: reconnectDelay,
       ...options,
       redisOptions: hardened(options?.redisOptions, commandTimeoutMs),
     });
@@ -65,6 +84,10 @@ export class RedisConnections implements OnApplicationShutdown {
   private readonly logger = new Logger('EchoMQ');
   readonly client: ScriptedClient;
   readonly commandTimeoutMs: number;
+  /** The server's version, checked on each connection of the command client (docs/upgrading.md). */
+  readonly redisVersion: RedisVersionCheck;
+  /** Whether the command connection reaches Redis; it logs the one line an outage gets. */
+  readonly reachability: Reachability;
   private readonly blocking = new Set<RedisClient>();
   private readonly closers: (() => Promise<void>)[] = [];
   private closed = false;
@@ -73,7 +96,14 @@ export class RedisConnections implements OnApplicationShutdown {
     // First, before any connection exists: a bad option stops the boot having touched nothing.
     this.commandTimeoutMs = validateModuleOptions(options).commandTimeoutMs;
     this.client = installScripts(createCommandClient(options.connection, this.commandTimeoutMs));
-    this.client.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
+    // One line when Redis cannot be reached and one when it is back, not one per attempt.
+    this.reachability = new Reachability(
+      describeConnection(options.connection),
+      this.commandTimeoutMs,
+      this.logger,
+    );
+    this.reachability.watch(this.client);
+    this.redisVersion = new RedisVersionCheck(this.client, this.logger);
   }
 
   /** A new connection for blocking reads. Its owner closes it with release(). */
@@ -102,10 +132,18 @@ export class RedisConnections implements OnApplicationShutdown {
     for (const client of this.blocking) client.disconnect();
     this.blocking.clear();
     if (this.client instanceof DeadlineRedis) this.client.failHeld();
-    // QUIT has its deadline like any command; a silent socket is then simply dropped.
-    await this.client.quit().catch(() => undefined);
+    // QUIT has its deadline like any command; a silent socket is then simply dropped. A
+    // connection that is down gets no QUIT: it would only wait out its deadline.
+    if (this.client.status === 'ready') await this.client.quit().catch(() => undefined);
     // Only a QUIT that did not get through leaves a socket to drop (dropping an ended
     // client would start ioredis's reconnect bookkeeping for nothing).
     if (this.client.status !== 'end') this.client.disconnect();
   }
+}
+
+/** The configured Redis, as logs and errors name it. */
+function describeConnection(connection: EchoMqConnection): string {
+  if ('cluster' in connection) return describeCluster(connection.cluster.nodes);
+  const { url, ...options } = connection;
+  return describeTarget(url, options);
 }

@@ -1,6 +1,6 @@
 import type { RedisConnections } from '../connection/redis-connections';
 import type { JobView } from '../queue/job-view';
-import { queueKeys } from '../keyspace';
+import { DEFAULT_KEY_PREFIX, queueKeys } from '../keyspace';
 import { QueueEventReader } from './event-reader';
 import type { QueueEventListener } from './queue-event';
 import { waitForJob } from './wait-for';
@@ -29,6 +29,8 @@ export class QueueEventReaders {
   constructor(
     private readonly connections: RedisConnections,
     private readonly idleMs = READER_IDLE_MS,
+    /** The module's keyPrefix: whose streams these readers read. */
+    private readonly keyPrefix = DEFAULT_KEY_PREFIX,
   ) {}
 
   /** Calls listener with every event of the queue from now on; returns the function that unsubscribes. */
@@ -64,7 +66,7 @@ export class QueueEventReaders {
     for (;;) {
       let slot = this.slots.get(queue);
       if (!slot) {
-        const started = QueueEventReader.start(this.connections, queueKeys(queue));
+        const started = QueueEventReader.start(this.connections, queueKeys(queue, this.keyPrefix));
         slot = { started };
         this.slots.set(queue, slot);
         const mine = slot;

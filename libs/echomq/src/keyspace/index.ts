@@ -1,2 +1,3 @@
+export * from './key-prefix';
 export * from './queue-name';
 export * from './keyspace';

@@ -1,26 +1,28 @@
 import { InvalidArgumentError, InvalidJobIdError } from '../errors';
 import { isJobId, type JobId } from '../ids';
+import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from './key-prefix';
 import { assertQueueName } from './queue-name';
 
 /**
- * The only place keys are composed.
+ * The only place keys are composed. `<p>` is the module's keyPrefix (default `emq`):
  *
- *   emq:{q}:pending | active | schedule | dead     the four state sets
- *   emq:{q}:job:<id>                               a job's row (hash)
- *   emq:{q}:metrics                                transition counters (hash)
- *   emq:{q}:events                                 transition events (stream)
- *   emq:{q}:wake                                   wake tokens for idle workers (list)
- *   emq:{q}:paused                                 pause flag (string)
- *   emq:{q}:idem:<key>                             idempotency key -> job id
- *   emq:{q}:reply:<request id>                     a write call's recorded reply (replay window)
- *   emq:{q}:fence                                  never exists (see QueueKeys.fence)
- *   emq:queues                                     registry of queue names (outside any queue's slot)
- *   emq:node:<n>                                   Snowflake node-number leases
+ *   <p>:{q}:pending | active | schedule | dead     the four state sets
+ *   <p>:{q}:job:<id>                               a job's row (hash)
+ *   <p>:{q}:metrics                                transition counters (hash)
+ *   <p>:{q}:events                                 transition events (stream)
+ *   <p>:{q}:wake                                   wake tokens for idle workers (list)
+ *   <p>:{q}:paused                                 pause flag (string)
+ *   <p>:{q}:format                                 the queue's data-format version (string)
+ *   <p>:{q}:idem:<key>                             idempotency key -> job id
+ *   <p>:{q}:reply:<request id>                     a write call's recorded reply (replay window)
+ *   <p>:{q}:fence                                  never exists (see QueueKeys.fence)
+ *   <p>:queues                                     registry of queue names (outside any queue's slot)
+ *   <p>:node:<n>                                   Snowflake node-number leases
  *
  * `{q}` is a cluster hashtag: every key of one queue hashes to one slot, so one
- * Lua script can move a job between sets atomically, even on Redis Cluster.
+ * Lua script can move a job between sets atomically, even on Redis Cluster. Every
+ * key starts with `<p>:`, so one ACL pattern `~<p>:*` covers an application's keys.
  */
-export const KEY_PREFIX = 'emq';
 
 export const STATE_SETS = ['pending', 'active', 'schedule', 'dead'] as const;
 export type StateSet = (typeof STATE_SETS)[number];
@@ -38,6 +40,8 @@ export class QueueKeys {
   readonly events: string;
   readonly wake: string;
   readonly paused: string;
+  /** The data-format version the queue's rows and sets are written in (see queue/data-format.ts). */
+  readonly format: string;
   /** Prefix of row keys; scripts append ids they read from this queue's own sets. */
   readonly jobPrefix: string;
   /** Prefix of idempotency keys; scripts append keys validated here. */
@@ -51,9 +55,13 @@ export class QueueKeys {
    */
   readonly fence: string;
 
-  constructor(readonly queue: string) {
+  constructor(
+    readonly queue: string,
+    readonly prefix: string = DEFAULT_KEY_PREFIX,
+  ) {
     assertQueueName(queue);
-    this.base = `${KEY_PREFIX}:{${queue}}:`;
+    assertKeyPrefix(prefix);
+    this.base = `${prefix}:{${queue}}:`;
     this.pending = `${this.base}pending`;
     this.active = `${this.base}active`;
     this.schedule = `${this.base}schedule`;
@@ -62,6 +70,7 @@ export class QueueKeys {
     this.events = `${this.base}events`;
     this.wake = `${this.base}wake`;
     this.paused = `${this.base}paused`;
+    this.format = `${this.base}format`;
     this.jobPrefix = `${this.base}job:`;
     this.idempotencyPrefix = `${this.base}idem:`;
     this.fence = `${this.base}fence`;
@@ -108,22 +117,35 @@ export function assertIdempotencyKey(key: unknown): string {
   return key;
 }
 
-const cache = new Map<string, QueueKeys>();
+/** Instances are immutable, so they are cached: by prefix, then queue name (bounded). */
+const cache = new Map<string, Map<string, QueueKeys>>();
+let cached = 0;
+const CACHE_MAX = 10_000;
 
-/** Keys of one queue; validates the name. Instances are cached because they are immutable. */
-export function queueKeys(queue: string): QueueKeys {
-  let keys = cache.get(queue);
+/** Keys of one queue under one prefix; validates both. */
+export function queueKeys(queue: string, prefix: string = DEFAULT_KEY_PREFIX): QueueKeys {
+  let keys = cache.get(prefix)?.get(queue);
   if (!keys) {
-    keys = new QueueKeys(queue);
-    if (cache.size < 10_000) cache.set(queue, keys);
+    keys = new QueueKeys(queue, prefix);
+    if (cached < CACHE_MAX) {
+      let byQueue = cache.get(prefix);
+      if (!byQueue) cache.set(prefix, (byQueue = new Map<string, QueueKeys>()));
+      byQueue.set(queue, keys);
+      cached++;
+    }
   }
   return keys;
 }
 
-/** The registry of known queue names, read by reapers and tools. */
-export const QUEUE_REGISTRY_KEY = `${KEY_PREFIX}:queues`;
+/** The registry of known queue names under a prefix, read by reapers and tools. */
+export function queueRegistryKey(prefix: string = DEFAULT_KEY_PREFIX): string {
+  return `${assertKeyPrefix(prefix)}:queues`;
+}
 
-export function nodeLeaseKey(node: number): string {
+/** The registry under the default prefix (tests and tools that use the default). */
+export const QUEUE_REGISTRY_KEY = queueRegistryKey(DEFAULT_KEY_PREFIX);
+
+export function nodeLeaseKey(node: number, prefix: string = DEFAULT_KEY_PREFIX): string {
   if (!Number.isInteger(node) || node < 0) throw new InvalidArgumentError(`Invalid node number ${node}`);
-  return `${KEY_PREFIX}:node:${node}`;
+  return `${assertKeyPrefix(prefix)}:node:${node}`;
 }

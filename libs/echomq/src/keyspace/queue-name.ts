@@ -1,7 +1,7 @@
 import { InvalidQueueNameError } from '../errors';
 
 /**
- * Queue names become part of every key (`emq:{name}:...`), inside the cluster
+ * Queue names become part of every key (`<prefix>:{name}:...`), inside the cluster
  * hashtag. Braces would move the hashtag, a colon would blur the grammar, and
  * whitespace or control characters make keys unreadable in redis-cli, so the
  * alphabet is deliberately small.

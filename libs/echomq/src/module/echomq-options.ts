@@ -28,6 +28,13 @@ export interface EchoMqModuleOptions {
    * It must differ between live processes; when absent, one is leased from Redis.
    */
   readonly nodeId?: number;
+  /**
+   * The first segment of every key EchoMQ writes (`<keyPrefix>:{queue}:pending`, `<keyPrefix>:queues`):
+   * 1 to 32 characters from A-Z a-z 0-9 . _ -. Applications with different prefixes share one
+   * Redis without seeing each other's queues, and an ACL can scope one to `~<keyPrefix>:*`.
+   * Default 'emq'.
+   */
+  readonly keyPrefix?: string;
   /** Settings for every queue; per-queue entries and @Processor options override them. */
   readonly defaults?: QueueOptions;
   /** Settings per queue name; each name must be a valid queue name. */
@@ -52,9 +59,16 @@ export interface EchoMqModuleOptions {
    */
   readonly replayWindowMs?: number;
   readonly reaper?: ReaperOptions;
+  /**
+   * Whether the claim loops and the reaper start at application bootstrap: true or false.
+   * Default true. With false (for tests), processors are still discovered and checked at boot
+   * but claim nothing until asked: the testing kit's runUntilIdle, or ProcessorExplorer.startQueue.
+   */
+  readonly startProcessors?: boolean;
 }
 
 export interface ResolvedModuleSettings {
+  readonly keyPrefix: string;
   readonly eventsMaxLen: number;
   readonly maxPayloadBytes: number;
   readonly idempotencyTtlMs: number;

@@ -11,6 +11,10 @@ import { JOB_ID_MINTER, type JobIdMinter } from './tokens';
  * uniqueness is then the operator's promise. Otherwise it mints on a node leased from Redis,
  * only inside the lease's window. The lease is acquired in the background (so boot does not
  * wait on Redis) and given back before the connections close.
+ *
+ * A wait for the lease (ready) is worth it only while Redis is reachable: in an outage
+ * (unreachable for a command deadline, or since boot for that long) it fails at once with
+ * RedisUnavailableError, as a command would, instead of running out its timeout.
  */
 export const jobIdMinterProvider: FactoryProvider<JobIdMinter> = {
   provide: JOB_ID_MINTER,
@@ -20,16 +24,30 @@ export const jobIdMinterProvider: FactoryProvider<JobIdMinter> = {
     if (node !== undefined) {
       return { mint: JOB_IDS.minter(new SnowflakeMinter(node)), ready: () => Promise.resolve(), node };
     }
-    const lease = new NodeLease(connections.client);
+    // Leased among the processes sharing this keyPrefix: other prefixes' ids never meet these.
+    const lease = new NodeLease(connections.client, { keyPrefix: options.keyPrefix });
     connections.beforeClose(() => lease.release());
     void lease.acquire();
     const mint = JOB_IDS.minter(lease.snowflakes);
     return {
       mint,
-      ready: (timeoutMs) => lease.ready(timeoutMs),
+      ready: (timeoutMs) => untilOutage(connections, (signal) => lease.ready(timeoutMs, signal)),
       get node() {
         return lease.node;
       },
     };
   },
 };
+
+/** Runs `wait`, cut short with RedisUnavailableError once Redis is in an outage. */
+async function untilOutage(
+  connections: RedisConnections,
+  wait: (signal: AbortSignal) => Promise<void>,
+): Promise<void> {
+  const done = new AbortController();
+  try {
+    await Promise.race([wait(done.signal), connections.reachability.outage(done.signal)]);
+  } finally {
+    done.abort();
+  }
+}

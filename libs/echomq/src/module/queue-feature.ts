@@ -20,16 +20,14 @@ export function InjectQueue(queue: QueueRef): ParameterDecorator & PropertyDecor
 @Module({})
 export class EchoMqFeatureModule {
   static register(queues: readonly QueueRef[]): DynamicModule {
-    const providers = queues.map(
-      (queue): FactoryProvider<QueueHandle<QueueDefinition>> => {
-        const definition = typeof queue === 'string' ? defineQueue(queue) : queue;
-        return {
-          provide: queueToken(definition),
-          inject: [QueueService],
-          useFactory: (service: QueueService) => service.queue(definition),
-        };
-      },
-    );
+    const providers = queues.map((queue): FactoryProvider<QueueHandle<QueueDefinition>> => {
+      const definition = typeof queue === 'string' ? defineQueue(queue) : queue;
+      return {
+        provide: queueToken(definition),
+        inject: [QueueService],
+        useFactory: (service: QueueService) => service.queue(definition),
+      };
+    });
     return { module: EchoMqFeatureModule, providers, exports: providers.map((provider) => provider.provide) };
   }
 }

@@ -1,6 +1,6 @@
 import { describeValue } from '../errors';
 import { MAX_NODE } from '../ids';
-import { isValidQueueName } from '../keyspace';
+import { DEFAULT_KEY_PREFIX, isValidKeyPrefix, isValidQueueName, KEY_PREFIX_RULE } from '../keyspace';
 import {
   checkFields,
   checkInteger,
@@ -17,6 +17,7 @@ const HOUR_MS = 3_600_000;
 
 /** The value each setting takes when its option is not given (docs/options.md). */
 export const MODULE_DEFAULTS: ResolvedModuleSettings = {
+  keyPrefix: DEFAULT_KEY_PREFIX,
   eventsMaxLen: 10_000,
   maxPayloadBytes: 512 * 1024,
   idempotencyTtlMs: 24 * HOUR_MS,
@@ -51,6 +52,7 @@ const REAPER_CHECKS: { readonly [K in keyof ReaperOptions]-?: OptionCheck } = {
 const MODULE_CHECKS: { readonly [K in keyof EchoMqModuleOptions]-?: OptionCheck } = {
   connection: (value, option) => checkConnection(value, option),
   nodeId: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.nodeId),
+  keyPrefix: (value, option) => checkKeyPrefix(value, option),
   defaults: (value, option) => assertQueueOptions(value, option),
   queues: (value, option) => checkQueues(value, option),
   eventsMaxLen: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.eventsMaxLen),
@@ -60,7 +62,13 @@ const MODULE_CHECKS: { readonly [K in keyof EchoMqModuleOptions]-?: OptionCheck 
   commandTimeoutMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.commandTimeoutMs),
   replayWindowMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.replayWindowMs),
   reaper: (value, option) => checkFields(checkRecord(value, option), REAPER_CHECKS, option),
+  startProcessors: (value, option) => checkBoolean(value, option),
 };
+
+/** Refuses 'false' and 0 alike: a flag read from the environment must be parsed, not passed as text. */
+function checkBoolean(value: unknown, option: string): void {
+  if (typeof value !== 'boolean') refuse(option, `must be true or false, got ${describeValue(value)}`);
+}
 
 /**
  * Checks every module option against its documented range and returns the settings
@@ -78,6 +86,7 @@ export function validateModuleOptions(options: unknown): ResolvedModuleSettings 
   checkFields(record, MODULE_CHECKS, '');
   const given = options as EchoMqModuleOptions;
   const settings: ResolvedModuleSettings = {
+    keyPrefix: given.keyPrefix ?? MODULE_DEFAULTS.keyPrefix,
     eventsMaxLen: given.eventsMaxLen ?? MODULE_DEFAULTS.eventsMaxLen,
     maxPayloadBytes: given.maxPayloadBytes ?? MODULE_DEFAULTS.maxPayloadBytes,
     idempotencyTtlMs: given.idempotencyTtlMs ?? MODULE_DEFAULTS.idempotencyTtlMs,
@@ -98,6 +107,11 @@ export function validateModuleOptions(options: unknown): ResolvedModuleSettings 
   return settings;
 }
 
+/** Braces, colons and glob characters would break the hashtag, the key grammar or an ACL pattern. */
+function checkKeyPrefix(value: unknown, option: string): void {
+  if (!isValidKeyPrefix(value)) refuse(option, `must be ${KEY_PREFIX_RULE}, got ${describeValue(value)}`);
+}
+
 function checkQueues(value: unknown, option: string): void {
   for (const [name, queueOptions] of Object.entries(checkRecord(value, option))) {
     const at = optionPath(option, name);
@@ -107,12 +121,24 @@ function checkQueues(value: unknown, option: string): void {
   }
 }
 
+/**
+ * ioredis's own keyPrefix would prefix the keys a script declares but not the row keys it
+ * builds from its arguments, splitting one queue's keys across two prefixes (and, on a
+ * cluster, two slots). EchoMQ's keyPrefix composes every key.
+ */
+function refuseClientKeyPrefix(value: unknown, option: string): void {
+  if (value !== undefined) refuse(option, 'is not supported: use the module option keyPrefix');
+}
+
 /** Refuses a connection that names no server, rather than letting ioredis fall back to localhost:6379. */
 function checkConnection(value: unknown, option: string): void {
   const connection = checkRecord(value, option);
   const at = (key: string): string => optionPath(option, key);
+  refuseClientKeyPrefix(connection.keyPrefix, at('keyPrefix'));
   if ('cluster' in connection) {
     const cluster = checkRecord(connection.cluster, at('cluster'));
+    const clusterOptions = cluster.options as Record<string, unknown> | undefined;
+    refuseClientKeyPrefix(clusterOptions?.keyPrefix, at('cluster.options.keyPrefix'));
     if (!Array.isArray(cluster.nodes) || cluster.nodes.length === 0) {
       refuse(at('cluster.nodes'), 'must list at least one seed node');
     }

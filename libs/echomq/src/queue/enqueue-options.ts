@@ -1,7 +1,11 @@
-import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
+import { InvalidArgumentError, InvalidOptionError, PayloadTooLargeError } from '../errors';
 import { jsonText } from '../json';
 import { assertIdempotencyKey } from '../keyspace';
 import type { NewJobRecord } from '../scripts';
+import { assertBackoff, QUEUE_OPTION_RANGES, type BackoffPolicy } from './queue-options';
+
+/** A backoff a job can carry: it is stored on the job's row, so it is data, not a function. */
+export type JobBackoffPolicy = Extract<BackoffPolicy, { readonly type: 'fixed' | 'exponential' }>;
 
 export interface EnqueueOptions {
   /** Routes the job to a @Handle(name) method; '' or absent uses process(). */
@@ -10,8 +14,18 @@ export interface EnqueueOptions {
   readonly delayMs?: number;
   /** Run no earlier than this instant. Wins over delayMs. */
   readonly runAt?: Date | number;
-  /** Attempts per retry budget; defaults to the queue's setting. */
+  /**
+   * This job's own attempts per retry budget (1 to 1,000,000). Without it the job takes the
+   * maxAttempts of the worker that claims it, wherever it was enqueued (docs/options.md,
+   * "Which settings a job runs with").
+   */
   readonly maxAttempts?: number;
+  /**
+   * This job's own wait between attempts, instead of the serving worker's: a fixed or an
+   * exponential policy, with the ranges of the queue option `backoff`. A custom function
+   * cannot be stored with a job: set it on the @Processor or in the queue's options.
+   */
+  readonly backoff?: JobBackoffPolicy;
   /** Enqueueing twice with one key (within the idempotency TTL) returns the first job's id. */
   readonly idempotencyKey?: string;
 }
@@ -36,21 +50,58 @@ export function serialisePayload(data: unknown, limitBytes: number): string {
   return text;
 }
 
+function customRefused(): InvalidArgumentError {
+  return new InvalidArgumentError(
+    'backoff: a custom backoff function cannot be stored with a job; give a fixed or exponential ' +
+      "policy, or set the function on the @Processor or in the queue's options",
+  );
+}
+
+/**
+ * The job's own backoff as the JSON its row keeps, checked with the ranges of the queue
+ * option (as InvalidArgumentError, like every enqueue option); '' when it has none. Only the
+ * policy's own fields are kept: nothing else of the object reaches Redis.
+ */
+export function serialiseBackoff(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'custom') {
+    throw customRefused();
+  }
+  let policy: BackoffPolicy;
+  try {
+    policy = assertBackoff(value, 'backoff');
+  } catch (error) {
+    if (error instanceof InvalidOptionError) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
+  switch (policy.type) {
+    case 'fixed':
+      return JSON.stringify({ type: 'fixed', delayMs: policy.delayMs });
+    case 'exponential': {
+      // JSON leaves out the fields that are undefined (their defaults apply when read).
+      const { delayMs, maxDelayMs, jitter } = policy;
+      return JSON.stringify({ type: 'exponential', delayMs, maxDelayMs, jitter });
+    }
+    default:
+      throw customRefused();
+  }
+}
+
 /** Validates options and builds the record the enqueue script takes; throws before anything is sent. */
-export function buildJobRecord(
-  id: string,
-  job: JobToEnqueue,
-  defaultMaxAttempts: number,
-  payloadLimitBytes: number,
-): NewJobRecord {
+export function buildJobRecord(id: string, job: JobToEnqueue, payloadLimitBytes: number): NewJobRecord {
   const name = job.name ?? '';
   if (typeof name !== 'string' || name.length > NAME_MAX) {
     throw new InvalidArgumentError(`A job name is a string of at most ${NAME_MAX} characters`);
   }
-  const maxAttempts = job.maxAttempts ?? defaultMaxAttempts;
-  if (!isNonNegativeInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1_000_000) {
-    throw new InvalidArgumentError('maxAttempts must be an integer from 1 to 1000000');
+  const { min, max } = QUEUE_OPTION_RANGES.maxAttempts;
+  const maxAttempts = job.maxAttempts;
+  if (
+    maxAttempts !== undefined &&
+    (!isNonNegativeInteger(maxAttempts) || maxAttempts < min || maxAttempts > max)
+  ) {
+    throw new InvalidArgumentError(`maxAttempts must be an integer from ${min} to ${max}`);
   }
+  const backoff = serialiseBackoff(job.backoff);
   const delayMs = job.delayMs ?? 0;
   if (!isNonNegativeInteger(delayMs))
     throw new InvalidArgumentError('delayMs must be a non-negative integer');
@@ -66,7 +117,8 @@ export function buildJobRecord(
     id,
     data: serialisePayload(job.data, payloadLimitBytes),
     name,
-    maxAttempts,
+    ...(maxAttempts === undefined ? {} : { maxAttempts }),
+    ...(backoff === '' ? {} : { backoff }),
     delayMs: runAtMs > 0 ? 0 : delayMs,
     runAtMs,
     idempotencyKey,

@@ -1,8 +1,9 @@
 import { JOB_IDS, type JobId } from '../ids';
-import type { JobState, RawJobView } from '../scripts';
+import { BUILT_IN_MAX_ATTEMPTS, type JobState, type RawJobView } from '../scripts';
+import type { JobBackoffPolicy } from './enqueue-options';
 
 /** What a reader sees of one job. `state` is derived from the set that holds the id. */
-export interface JobView<T = unknown> {
+export interface JobView<T = unknown, R = unknown> {
   readonly id: JobId;
   readonly queue: string;
   readonly name: string;
@@ -10,10 +11,18 @@ export interface JobView<T = unknown> {
   readonly data: T;
   /** Claims so far (the fencing token of the latest claim). Never decreases. */
   readonly attempts: number;
-  /** Attempts per retry budget. */
+  /**
+   * Attempts per retry budget: the job's own when it was enqueued with one; else that of the
+   * worker that claimed it last, and the built-in 3 until a worker first claims it (the
+   * serving worker's maxAttempts then applies: docs/options.md, "Which settings a job runs with").
+   */
   readonly maxAttempts: number;
-  /** Attempts left in the current budget before the job goes to dead. */
+  /** Whether maxAttempts is the job's own (set at enqueue) rather than a serving worker's. */
+  readonly ownMaxAttempts: boolean;
+  /** Attempts left in the current budget before the job goes to dead (counted against maxAttempts). */
   readonly attemptsLeft: number;
+  /** The job's own backoff, when it was enqueued with one (else the serving worker's applies). */
+  readonly backoff?: JobBackoffPolicy;
   /** Mint time of the id, which is when the job was enqueued. */
   readonly enqueuedAt: Date;
   /** For scheduled jobs: when they become due. */
@@ -21,7 +30,8 @@ export interface JobView<T = unknown> {
   /** For active jobs: when the current lease expires unless extended. */
   readonly leaseDeadline?: Date;
   readonly lastError?: string;
-  readonly result?: unknown;
+  /** What the handler returned, while the row is retained after completion. */
+  readonly result?: R;
   readonly finishedAt?: Date;
   readonly progress?: unknown;
 }
@@ -40,7 +50,8 @@ export function toJobView<T>(queue: string, id: JobId, raw: RawJobView): JobView
   if (raw.state === 'unknown' || raw.state === 'orphan') return undefined;
   const f = raw.fields;
   const attempts = Number(f.a ?? 0);
-  const maxAttempts = Number(f.m ?? 1);
+  const maxAttempts = Number(f.m ?? f.w ?? BUILT_IN_MAX_ATTEMPTS);
+  const backoff = parseJson(f.o);
   const spent = attempts - Number(f.b ?? 0);
   const parts = JOB_IDS.parts(id);
   return {
@@ -51,7 +62,9 @@ export function toJobView<T>(queue: string, id: JobId, raw: RawJobView): JobView
     data: parseJson(f.d) as T,
     attempts,
     maxAttempts,
+    ownMaxAttempts: f.m !== undefined,
     attemptsLeft: Math.max(0, maxAttempts - spent),
+    ...(typeof backoff === 'object' && backoff !== null ? { backoff: backoff as JobBackoffPolicy } : {}),
     enqueuedAt: new Date(parts ? parts.timeMs : 0),
     ...(raw.state === 'schedule' && raw.score !== null ? { runAt: new Date(raw.score) } : {}),
     ...(raw.state === 'active' && raw.score !== null ? { leaseDeadline: new Date(raw.score) } : {}),

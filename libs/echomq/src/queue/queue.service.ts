@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
 import { NodeLeaseLostError, type JobId } from '../ids';
-import { assertJobId, QUEUE_REGISTRY_KEY, queueKeys, type StateSet } from '../keyspace';
+import { assertJobId, queueKeys, queueRegistryKey, type StateSet } from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
 import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
@@ -17,7 +17,8 @@ import {
 } from '../scripts';
 import { buildJobRecord, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
 import { toJobView, type JobView } from './job-view';
-import { QueueEventReaders } from '../events/event-readers';
+import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
+import { ensureDataFormat } from './data-format';
 import type { QueueEventListener } from '../events/queue-event';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
@@ -26,6 +27,9 @@ import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
 import { newRequestId } from '../scripts/request-id';
 import { repeatUntilKnown } from '../scripts/repeat';
 import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
+import { checkJobData } from './check-job-data';
+import { queueNameOf, type QueueDefinition } from './queue-definition';
+import { QueueHandle } from './queue-handle';
 
 export { ENQUEUE_MANY_MAX };
 
@@ -50,6 +54,8 @@ export class QueueService {
   /** One event reader per queue someone listens to, closed when idle. */
   private readonly readers: QueueEventReaders;
   private readonly batchers = new Map<string, EnqueueBatcher>();
+  /** Typed definitions this application declared (forFeature, @Processor, queue()): their data schemas apply at enqueue. */
+  private readonly definitions = new Map<string, QueueDefinition>();
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
@@ -57,11 +63,14 @@ export class QueueService {
     @Inject(JOB_ID_MINTER) private readonly minter: JobIdMinter,
   ) {
     this.settings = resolveModuleSettings(options);
-    this.readers = new QueueEventReaders(connections);
+    this.readers = new QueueEventReaders(connections, READER_IDLE_MS, this.settings.keyPrefix);
     connections.beforeClose(() => this.readers.stopAll());
   }
 
-  /** The settings a queue runs with, from configuration; `overrides` (e.g. a decorator's) win. */
+  /**
+   * The settings this process serves a queue with: configuration, then the serving
+   * @Processor's options; `overrides` win. A job's own enqueue options win over all of them.
+   */
   queueOptions(queue: string, overrides?: QueueOptions): ResolvedQueueOptions {
     return resolveQueueOptions(
       this.options.defaults,
@@ -72,9 +81,10 @@ export class QueueService {
   }
 
   /**
-   * Records the options of the @Processor serving `queue` in this application, so jobs
-   * enqueued from here get its maxAttempts. (Producers in other processes take theirs
-   * from their own configuration or the enqueue call: the budget is fixed at enqueue.)
+   * Records the options of the @Processor serving `queue` in this application, so that
+   * queueOptions reports what this process serves it with. Nothing of them is written at
+   * enqueue: a job without its own maxAttempts or backoff takes those of the worker that
+   * claims it, in whichever process (docs/options.md, "Which settings a job runs with").
    */
   useProcessorOptions(queue: string, options: QueueOptions): void {
     this.processorOptions.set(queue, options);
@@ -86,7 +96,7 @@ export class QueueService {
     if (!ctx) {
       ctx = {
         redis: this.connections.client,
-        keys: queueKeys(queue),
+        keys: queueKeys(queue, this.settings.keyPrefix),
         eventsMaxLen: this.settings.eventsMaxLen,
         replayWindowMs: this.settings.replayWindowMs,
       };
@@ -95,9 +105,17 @@ export class QueueService {
     return ctx;
   }
 
-  /** Adds the queue to the registry that reapers and tools read (again once a minute while in use). */
+  /**
+   * Readies a queue for this process (again once a minute while in use): the server is a
+   * Redis new enough, the queue's data format is one this code knows (recorded on first use),
+   * and the queue is in the registry that reapers and tools read (docs/upgrading.md).
+   * @throws RedisVersionError or DataFormatError, having written nothing; a worker's boot stops.
+   */
   async register(queue: string): Promise<void> {
+    const ctx = this.context(queue);
     if (!this.needsRegistering(queue)) return;
+    await this.connections.redisVersion.verified();
+    await ensureDataFormat(ctx);
     await this.reregister([queue]);
     this.registered.set(queue, Date.now());
   }
@@ -110,8 +128,42 @@ export class QueueService {
   /** Writes queue names to the registry again, whatever this process remembers (one command). */
   async reregister(queues: readonly string[]): Promise<void> {
     if (queues.length === 0) return;
-    for (const queue of queues) queueKeys(queue);
-    await this.connections.client.sadd(QUEUE_REGISTRY_KEY, ...queues);
+    for (const queue of queues) queueKeys(queue, this.settings.keyPrefix);
+    await this.connections.client.sadd(queueRegistryKey(this.settings.keyPrefix), ...queues);
+  }
+
+  /**
+   * The typed handle of a defined queue (see defineQueue). Also declares the definition to
+   * this application, so its data schema is checked at enqueue, by name or by handle.
+   */
+  queue<Q extends QueueDefinition<unknown, unknown>>(definition: Q): QueueHandle<Q> {
+    this.useDefinition(definition);
+    return new QueueHandle(definition, this);
+  }
+
+  /**
+   * Declares a typed definition (forFeature and @Processor do). One name may be declared by
+   * several modules with the same definition; two definitions with different schemas are refused.
+   */
+  useDefinition(definition: QueueDefinition<unknown, unknown>): void {
+    const name = queueNameOf(definition);
+    const known = this.definitions.get(name);
+    if (known === undefined || known === definition) {
+      this.definitions.set(name, definition);
+      return;
+    }
+    const sameSchemas =
+      known.schemas.data === definition.schemas.data && known.schemas.result === definition.schemas.result;
+    if (!sameSchemas) {
+      throw new InvalidArgumentError(
+        `Queue '${name}' is defined twice with different schemas; export one defineQueue('${name}', ...) and import it everywhere`,
+      );
+    }
+  }
+
+  /** The definition declared for a queue name in this application, if any. */
+  definitionOf(queue: string): QueueDefinition | undefined {
+    return this.definitions.get(queue);
   }
 
   async enqueue<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<JobId> {
@@ -133,11 +185,12 @@ export class QueueService {
       );
     }
     if (jobs.length === 0) return [];
-    const { maxAttempts } = this.queueOptions(queue);
+    const schema = this.definitions.get(queue)?.schemas.data;
+    if (schema) jobs = await checkJobData(queue, schema, jobs);
+    // Only the job's own maxAttempts goes on its row: this process's configuration does not
+    // decide the budget of jobs that other processes serve.
     const ids = await this.mintIds(jobs.length);
-    const records = jobs.map((job, index) =>
-      buildJobRecord(ids[index], job, maxAttempts, this.settings.maxPayloadBytes),
-    );
+    const records = jobs.map((job, index) => buildJobRecord(ids[index], job, this.settings.maxPayloadBytes));
     const bytes = payloadBytes(records);
     if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
     if (this.needsRegistering(queue)) await this.register(queue);
@@ -203,7 +256,7 @@ export class QueueService {
 
   /** Names of every queue that was ever enqueued to or served. */
   async listQueues(): Promise<string[]> {
-    return (await this.connections.client.smembers(QUEUE_REGISTRY_KEY)).sort();
+    return (await this.connections.client.smembers(queueRegistryKey(this.settings.keyPrefix))).sort();
   }
 
   /** dead -> pending with a fresh retry budget. Throws JobNotFoundError / JobStateError. */

@@ -2,8 +2,7 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { SchemaIssue } from '../errors';
 
 export type SchemaCheck<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly issues: SchemaIssue[] };
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly issues: SchemaIssue[] };
 
 /**
  * Runs a Standard Schema over a value (sync or async validators alike) and returns its

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors';
 import { replayWindow, type ScriptContext } from './context';
 import { SCRIPT_BATCH_MAX } from './limits';
+import { BUILT_IN_MAX_ATTEMPTS } from './lua/prelude';
 import { runScript } from './run-script';
 
 export interface ClaimedJobRecord {
@@ -9,9 +10,12 @@ export interface ClaimedJobRecord {
   readonly claimant: string;
   readonly data: string;
   readonly name: string;
+  /** The budget this claim runs under: the job's own, else the claiming worker's (ClaimRequest.maxAttempts). */
   readonly maxAttempts: number;
   /** attempts at the start of the current retry budget */
   readonly budgetBase: number;
+  /** The job's own backoff policy as JSON, or null when the serving worker's applies. */
+  readonly backoff: string | null;
 }
 
 export interface ClaimBatch {
@@ -32,9 +36,15 @@ export interface ClaimRequest {
    */
   readonly claimantPrefix: string;
   readonly promoteLimit?: number;
+  /**
+   * The claiming worker's maxAttempts (its resolved queue options), default the built-in 3:
+   * the budget of every claimed job that was enqueued without one of its own. Recorded on the
+   * row, so the reaper and fail, in any process, decide dead-or-retry by it.
+   */
+  readonly maxAttempts?: number;
 }
 
-const FIELDS_PER_JOB = 7;
+const FIELDS_PER_JOB = 8;
 
 export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Promise<ClaimBatch> {
   const { keys } = ctx;
@@ -65,6 +75,7 @@ export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Prom
       ctx.eventsMaxLen,
       request.promoteLimit ?? SCRIPT_BATCH_MAX,
       replayWindow(ctx),
+      request.maxAttempts ?? BUILT_IN_MAX_ATTEMPTS,
     ],
   )) as (string | number | null)[];
   return parseClaimReply(reply);
@@ -80,8 +91,9 @@ export function parseClaimReply(reply: (string | number | null)[]): ClaimBatch {
       claimant: String(reply[i + 2]),
       data: reply[i + 3] === null ? 'null' : String(reply[i + 3]),
       name: reply[i + 4] === null ? '' : String(reply[i + 4]),
-      maxAttempts: Number(reply[i + 5] ?? 1),
+      maxAttempts: Number(reply[i + 5] ?? BUILT_IN_MAX_ATTEMPTS),
       budgetBase: Number(reply[i + 6] ?? 0),
+      backoff: reply[i + 7] === null || reply[i + 7] === undefined ? null : String(reply[i + 7]),
     });
   }
   return { jobs, leaseDeadline: Number(reply[1]), nextRunAt: nextRunAt < 0 ? null : nextRunAt };

@@ -11,7 +11,13 @@ export interface NewJobRecord {
   readonly id: string;
   readonly data: string;
   readonly name: string;
-  readonly maxAttempts: number;
+  /**
+   * The job's own retry budget, written on its row. Absent when it has none: each claim then
+   * applies the serving worker's (docs/options.md, "Which settings a job runs with").
+   */
+  readonly maxAttempts?: number;
+  /** The job's own backoff policy as JSON (fixed or exponential); absent or '' for none. */
+  readonly backoff?: string;
   /** Relative delay on the server clock; 0 for none. */
   readonly delayMs: number;
   /** Absolute run-at (ms since epoch); 0 for none. Wins over delayMs. */
@@ -26,6 +32,22 @@ export interface EnqueueOutcome {
 }
 
 type GroupReply = ['OK', ...(string | number)[]] | ['EMQ_EXISTS', string];
+
+/** Values per job in the script's ARGV (see the header of enqueue.lua.ts). */
+const ARGS_PER_JOB = 8;
+
+function jobArguments(job: NewJobRecord): (string | number)[] {
+  return [
+    job.id,
+    job.data,
+    job.name,
+    job.maxAttempts ?? '',
+    job.delayMs,
+    job.runAtMs,
+    job.idempotencyKey,
+    job.backoff ?? '',
+  ];
+}
 
 /**
  * Enqueues groups of jobs in one script call, one group per caller: each group is all or
@@ -49,10 +71,10 @@ export async function enqueueGroups(
     for (const job of group) {
       assertJobId(job.id);
       if (job.idempotencyKey !== '') assertIdempotencyKey(job.idempotencyKey);
-      jobArgs.push(job.id, job.data, job.name, job.maxAttempts, job.delayMs, job.runAtMs, job.idempotencyKey);
+      jobArgs.push(...jobArguments(job));
     }
   }
-  if (jobArgs.length / 7 > ENQUEUE_MANY_MAX) {
+  if (jobArgs.length / ARGS_PER_JOB > ENQUEUE_MANY_MAX) {
     throw new InvalidArgumentError(`One enqueue call carries at most ${ENQUEUE_MANY_MAX} jobs`);
   }
   let reply: GroupReply[];

@@ -15,3 +15,4 @@ export * from './progress';
 export * from './limits';
 export * from './request-id';
 export * from './repeat';
+export { BUILT_IN_MAX_ATTEMPTS } from './lua/prelude';

@@ -41,3 +41,20 @@ export function assertBackoffPolicy(policy: BackoffPolicy): BackoffPolicy {
     throw error;
   }
 }
+
+/**
+ * A job's own policy as its row keeps it (JSON, see EnqueueOptions.backoff), checked again
+ * with the same ranges: a row is data another process wrote, and only a fixed or exponential
+ * policy can be stored. Throws InvalidArgumentError for anything else.
+ */
+export function storedBackoff(json: string): BackoffPolicy {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new InvalidArgumentError(`the job's stored backoff is not JSON: ${json.slice(0, 80)}`);
+  }
+  const policy = assertBackoffPolicy(value as BackoffPolicy);
+  if (policy.type === 'custom') throw new InvalidArgumentError("a job's stored backoff cannot be custom");
+  return policy;
+}

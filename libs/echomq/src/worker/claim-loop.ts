@@ -44,8 +44,13 @@ export class ClaimLoop {
    * waits for these (not for handlers that ignore their abort) before connections close.
    */
   private readonly settling = new Set<Promise<void>>();
-  private readonly stopped = new AbortController();
+  /** Aborted when claiming stops; a restart gets a fresh one. */
+  private stopped = new AbortController();
   private stopping = false;
+  /** Set by stop(): the shutdown deadline ended the runner's repeats for good, so no restart. */
+  private shutDown = false;
+  /** A stopClaiming() in progress: start() refuses until it is done. */
+  private halting?: Promise<void>;
   private loop?: Promise<void>;
   private changeWaiters: (() => void)[] = [];
 
@@ -69,9 +74,44 @@ export class ClaimLoop {
     return this.running.size;
   }
 
+  /** Whether the loop claims now: started, and neither stopClaiming() nor stop() called since. */
+  get claiming(): boolean {
+    return this.loop !== undefined && !this.stopping;
+  }
+
+  /** Whether a handler is running or a finished job's outcome is still on its way to Redis. */
+  get busy(): boolean {
+    return this.running.size > 0 || this.settling.size > 0;
+  }
+
+  /**
+   * Starts claiming, or starts again after stopClaiming() (tests run a queue on demand
+   * this way, see ProcessorExplorer.startQueue); the same runner, and so the same
+   * `events`, serve every run. A loop that was stop()ped does not start again.
+   */
   start(): void {
+    if (this.shutDown) throw new Error(`The claim loop of ${this.queue} was shut down; it does not start again`);
+    if (this.halting) throw new Error(`The claim loop of ${this.queue} is still stopping; await stopClaiming() first`);
+    if (this.claiming) return;
+    this.stopping = false;
+    this.stopped = new AbortController();
     this.keeper.start();
     this.loop = this.run();
+  }
+
+  /**
+   * Stops claiming as stop() does (in-flight jobs get graceMs, the rest are released), but
+   * not for good: start() claims again. Settlements still running are repeated as usual,
+   * bounded by their leases, since the application is not shutting down.
+   */
+  async stopClaiming(graceMs: number): Promise<void> {
+    if (this.halting) return this.halting;
+    if (!this.claiming) return;
+    this.halting = this.halt(graceMs, false).finally(() => {
+      this.halting = undefined;
+      this.loop = undefined;
+    });
+    return this.halting;
   }
 
   /**
@@ -79,14 +119,20 @@ export class ClaimLoop {
    * to pending (their retry budget intact) and aborts their handlers. Every step is
    * bounded whatever the network does: each Redis call by the command deadline, and
    * repeats end one deadline past the grace period, so stop() returns within about
-   * graceMs + 3 command deadlines + ABORTED_RETURN_MS.
+   * graceMs + 3 command deadlines + ABORTED_RETURN_MS. Final: the loop does not start again.
    */
   async stop(graceMs: number): Promise<void> {
+    this.shutDown = true;
+    await this.halting?.catch(() => undefined);
+    await this.halt(graceMs, true);
+  }
+
+  private async halt(graceMs: number, final: boolean): Promise<void> {
     const graceEnd = Date.now() + graceMs;
     const repeatEnd = graceEnd + this.timing.commandTimeoutMs;
     this.stopping = true;
     this.stopped.abort();
-    this.runner.stopRepeatingAt(repeatEnd);
+    if (final) this.runner.stopRepeatingAt(repeatEnd);
     this.waiter.interrupt();
     this.notify();
     await this.loop;
@@ -97,9 +143,10 @@ export class ClaimLoop {
       // Their outcomes still count: a handler that returns now is settled (see JobRunner.run).
       await this.handlersReturned(Date.now() + ABORTED_RETURN_MS, unreleased);
     }
-    // Outcomes already computed still go out (settle repeats end at repeatEnd).
+    // Outcomes already computed still go out (at a shutdown, settle repeats end at repeatEnd).
     await Promise.all(this.settling);
-    this.keeper.stop();
+    // A handler that ignored its abort still holds its lease: only a shutdown stops its heartbeat.
+    if (final || this.running.size === 0) this.keeper.stop();
     this.waiter.interrupt();
   }
 
@@ -138,7 +185,9 @@ export class ClaimLoop {
    * first send, the earliest the lost call can have run.
    */
   private async claim(count: number): Promise<ClaimBatch> {
-    const request = { count, leaseMs: this.options.leaseMs, claimantPrefix: newRequestId() };
+    // maxAttempts: the budget of claimed jobs that have none of their own (recorded on their rows).
+    const { leaseMs, maxAttempts } = this.options;
+    const request = { count, leaseMs, maxAttempts, claimantPrefix: newRequestId() };
     const sentAt = Date.now();
     const untilMs = sentAt + this.timing.repeatForMs;
     for (let attempt = 1; ; attempt++) {

@@ -2,9 +2,9 @@ import { UnrecoverableError } from '../errors';
 import type { BackoffPolicy } from '../queue/queue-options';
 import type { ClaimedJobRecord, FailRequest } from '../scripts';
 import { ERROR_TEXT_MAX } from '../scripts/limits';
-import { backoffDelay } from './backoff';
+import { backoffDelay, storedBackoff } from './backoff';
 
-/** Room kept for the note about a backoff function that threw, so the handler's error stays readable. */
+/** Room kept for the note about a backoff that failed, so the handler's error stays readable. */
 const NOTE_MAX = 512;
 
 function describe(error: unknown): string {
@@ -16,16 +16,19 @@ function cut(text: string, max: number): string {
 }
 
 /**
- * What to tell Redis about a failed attempt. The stored error is the handler's: a custom
- * backoff function that throws must not turn a failure into an unsettled job (the lease
- * would run out and the handler's error be lost), so its error is only noted after the
- * handler's, and the retry waits no delay (0 puts the job straight back into pending).
+ * What to tell Redis about a failed attempt. The wait is the job's own backoff when it was
+ * enqueued with one, else the serving worker's `policy`. The stored error is the handler's:
+ * a custom backoff function that throws (or a stored policy this worker cannot read) must not
+ * turn a failure into an unsettled job (the lease would run out and the handler's error be
+ * lost), so its error is only noted after the handler's, and the retry waits no delay (0 puts
+ * the job straight back into pending).
  */
 export function failRequest(policy: BackoffPolicy, record: ClaimedJobRecord, error: unknown): FailRequest {
   let backoffMs = 0;
   let note = '';
   try {
-    backoffMs = backoffDelay(policy, record.attempt - record.budgetBase, error);
+    const own = record.backoff === null ? undefined : storedBackoff(record.backoff);
+    backoffMs = backoffDelay(own ?? policy, record.attempt - record.budgetBase, error);
   } catch (backoffError) {
     note = cut(`; backoff failed: ${describe(backoffError)}`, NOTE_MAX);
   }

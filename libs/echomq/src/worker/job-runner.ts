@@ -25,14 +25,16 @@ export type Dispatch = (job: Job) => unknown;
 
 /**
  * What a claim loop reports about its jobs, after Redis recorded it:
- * - completed (id, result): the job completed;
- * - failed (id, error, state): the handler threw; state is where the job went (schedule, pending or dead);
+ * - completed (id, result, job): the job completed;
+ * - failed (id, error, state, job): the handler threw; state is where the job went (schedule,
+ *   pending or dead); job is undefined only when the job's data could not be read;
  * - stale (id, attempt): the job finished after its lease was lost; Redis kept the newer claim's state.
+ * The job comes last so listeners written for (id, result) keep working.
  * A listener that throws is logged and changes nothing: the outcome is already recorded.
  */
 export interface WorkerEvents {
-  completed: [id: string, result: unknown];
-  failed: [id: string, error: unknown, state: 'schedule' | 'pending' | 'dead'];
+  completed: [id: string, result: unknown, job: Job];
+  failed: [id: string, error: unknown, state: 'schedule' | 'pending' | 'dead', job: Job | undefined];
   stale: [id: string, attempt: number];
 }
 
@@ -64,6 +66,8 @@ export class JobRunner {
   staleSettlements = 0;
   /** Worker-side outcomes, once Redis has recorded them (see WorkerEvents). */
   readonly events: WorkerEventEmitter = new EventEmitter<WorkerEvents>();
+  /** The Job each handler saw, handed to the events of its outcome. */
+  private readonly jobs = new WeakMap<RunningJob, Job>();
   private stopAtMs = Infinity;
 
   constructor(
@@ -112,7 +116,9 @@ export class JobRunner {
     } catch {
       throw new UnrecoverableError(`Job ${running.record.id} carries data that is not JSON`);
     }
-    return new ClaimedJob(running, this.queue, data, this.ctx, this.keeper, this.options.leaseMs);
+    const job = new ClaimedJob(running, this.queue, data, this.ctx, this.keeper, this.options.leaseMs);
+    this.jobs.set(running, job);
+    return job;
   }
 
   private async settle(running: RunningJob, outcome: Outcome): Promise<void> {
@@ -143,7 +149,8 @@ export class JobRunner {
     );
     if (completed === GAVE_UP) return;
     if (!completed) return this.stale(running);
-    this.emit('completed', record.id, value);
+    // A completion always follows a handler run, so its Job exists; toJob is only a fallback.
+    this.emit('completed', record.id, value, this.jobs.get(running) ?? this.toJob(running));
   }
 
   private async fail(running: RunningJob, error: unknown): Promise<void> {
@@ -157,7 +164,9 @@ export class JobRunner {
       if (reason instanceof StaleJobError) return this.stale(running);
       throw reason;
     }
-    if (failed !== GAVE_UP) this.emit('failed', running.record.id, error, failed.state);
+    if (failed !== GAVE_UP) {
+      this.emit('failed', running.record.id, error, failed.state, this.jobs.get(running));
+    }
   }
 
   private async release(running: RunningJob): Promise<void> {

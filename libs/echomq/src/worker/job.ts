@@ -11,7 +11,10 @@ export interface Job<T = unknown> {
   readonly name: string;
   readonly data: T;
   readonly attempt: number;
-  /** Attempts per retry budget. */
+  /**
+   * Attempts per retry budget this attempt runs under: the job's own (set at enqueue), else
+   * this worker's (its @Processor or configured maxAttempts), whichever process enqueued it.
+   */
   readonly maxAttempts: number;
   /** 1 for the first attempt of the current budget; equals maxAttempts on the last. */
   readonly attemptInBudget: number;

@@ -1,4 +1,5 @@
 import {
+  Inject,
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
@@ -7,7 +8,15 @@ import {
   type Type,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { ProcessorDefinitionError } from '../errors';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  InvalidArgumentError,
+  isTransientRedisError,
+  ModuleImportedTwiceError,
+  ProcessorDefinitionError,
+} from '../errors';
+import type { EchoMqModuleOptions } from '../module/echomq-options';
+import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { completeJobs } from '../scripts';
 import { RedisConnections } from '../connection/redis-connections';
 import { QueueService } from '../queue/queue.service';
@@ -19,6 +28,10 @@ import { LeaseKeeper } from './lease-keeper';
 import { assertWorkerOptions, defineProcessor, readProcessorMetadata } from './processor-definition';
 import { Reaper } from './reaper';
 import { WakeWaiter } from './wake-waiter';
+import { bindWorkerEventHandlers } from '../events/worker-event-handlers';
+
+/** How often a queue whose registration failed at boot (Redis down) is tried again. */
+const REGISTER_RETRY_MS = 1_000;
 
 /**
  * Finds @Processor providers the way @nestjs/schedule finds its handlers: discover
@@ -31,6 +44,8 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   private readonly logger = new Logger('EchoMQ');
   private readonly loops = new Map<string, ClaimLoop>();
   private started = false;
+  /** Ends the background registration of queues Redis was down for at boot. */
+  private readonly bootstrapAbort = new AbortController();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -39,6 +54,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     private readonly queues: QueueService,
     private readonly connections: RedisConnections,
     private readonly reaper: Reaper,
+    @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
   ) {}
 
   /** The claim loop serving a queue in this application, if any. */
@@ -46,8 +62,44 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     return this.loops.get(queue);
   }
 
+  /** Whether this application's processor for `queue` is claiming jobs now. */
+  isServing(queue: string): boolean {
+    return this.loops.get(queue)?.claiming ?? false;
+  }
+
+  /**
+   * Starts claiming from `queue` in this application: for an application booted with
+   * `startProcessors: false` (the testing kit's runUntilIdle), or after stopQueue(). The
+   * reaper is not started. Throws InvalidArgumentError when no @Processor here serves it.
+   */
+  startQueue(queue: string): ClaimLoop {
+    const loop = this.requireLoop(queue);
+    loop.start();
+    // Shutdown stops the loops only of an application that started some.
+    this.started = true;
+    return loop;
+  }
+
+  /** Stops claiming from `queue` (in-flight jobs get graceMs, then are released); startQueue() resumes. */
+  async stopQueue(queue: string, graceMs = this.queues.settings.shutdownGraceMs): Promise<void> {
+    await this.requireLoop(queue).stopClaiming(graceMs);
+  }
+
+  /** The claim loop serving `queue` here; throws InvalidArgumentError, naming the served queues, when none does. */
+  requireLoop(queue: string): ClaimLoop {
+    const loop = this.loops.get(queue);
+    if (!loop) {
+      const served = [...this.loops.keys()].map((name) => `'${name}'`).join(', ') || 'none';
+      throw new InvalidArgumentError(
+        `No @Processor serves queue '${queue}' in this application (served here: ${served})`,
+      );
+    }
+    return loop;
+  }
+
   async onModuleInit(): Promise<void> {
     try {
+      this.refuseSecondRoot();
       this.discover();
     } catch (error) {
       // Nest runs no shutdown hooks for an application whose init failed, so close the
@@ -55,6 +107,18 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       await this.connections.onApplicationShutdown();
       throw error;
     }
+  }
+
+  /**
+   * Each forRoot import brings its own explorer, and each would serve every processor of
+   * the application (twice the concurrency, twice the connections), so one application
+   * holds one root: a second is refused at boot, naming the fix.
+   */
+  private refuseSecondRoot(): void {
+    const roots = this.discovery
+      .getProviders()
+      .filter((wrapper) => wrapper.metatype === ProcessorExplorer).length;
+    if (roots > 1) throw new ModuleImportedTwiceError(roots);
   }
 
   private discover(): void {
@@ -75,26 +139,73 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
           `Two processors serve queue '${metadata.queue}' in one application (${metatype.name} and another); keep one`,
         );
       }
+      if (metadata.definition) this.queues.useDefinition(metadata.definition);
       const definition = defineProcessor(instance, metadata, this.reflector, this.scanner);
-      this.loops.set(
-        metadata.queue,
-        this.createLoop(definition.queue, metadata.options, definition.dispatch),
-      );
+      const loop = this.createLoop(definition.queue, metadata.options, definition.dispatch);
+      bindWorkerEventHandlers(instance, loop.events, this.reflector, this.scanner, definition.queue);
+      this.loops.set(metadata.queue, loop);
     }
   }
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.loops.size === 0) return;
-    for (const queue of this.loops.keys()) await this.queues.register(queue);
-    for (const [queue, loop] of this.loops) {
-      loop.start();
-      this.logger.log(`Processing queue ${queue} (concurrency ${loop.options.concurrency})`);
+    const unregistered: string[] = [];
+    try {
+      for (const queue of this.loops.keys()) {
+        try {
+          await this.queues.register(queue);
+        } catch (error) {
+          // Redis down at boot: the application still boots, and the queue is registered
+          // (its data format checked) in the background before its loop starts.
+          if (!isTransientRedisError(error)) throw error;
+          unregistered.push(queue);
+        }
+      }
+    } catch (error) {
+      // A queue this worker must not serve (DataFormatError, RedisVersionError) stops the boot
+      // before any loop starts; Nest runs no shutdown hooks then, so close the connections here.
+      await this.connections.onApplicationShutdown();
+      throw error;
     }
+    // startProcessors: false (tests): discovered, checked and registered, but nothing claims until startQueue().
+    if (this.options.startProcessors === false) return;
+    for (const [queue, loop] of this.loops) {
+      if (!unregistered.includes(queue)) this.startLoop(queue, loop);
+    }
+    for (const queue of unregistered) void this.startOnceRegistered(queue);
     this.reaper.start([...this.loops.keys()]);
     this.started = true;
   }
 
+  private startLoop(queue: string, loop: ClaimLoop): void {
+    loop.start();
+    this.logger.log(`Processing queue ${queue} (concurrency ${loop.options.concurrency})`);
+  }
+
+  /**
+   * Registers a queue whose registration failed at boot because Redis was unreachable,
+   * repeating until Redis answers, then starts its loop. A queue Redis says this worker
+   * must not serve (a newer data format) is left unserved, said once as an error.
+   */
+  private async startOnceRegistered(queue: string): Promise<void> {
+    const signal = this.bootstrapAbort.signal;
+    while (!signal.aborted) {
+      try {
+        await this.queues.register(queue);
+        if (!signal.aborted) this.startLoop(queue, this.loops.get(queue)!);
+        return;
+      } catch (error) {
+        if (!isTransientRedisError(error)) {
+          this.logger.error(`Not serving queue ${queue}: ${(error as Error).message}`);
+          return;
+        }
+        await sleep(REGISTER_RETRY_MS, undefined, { signal }).catch(() => undefined);
+      }
+    }
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
+    this.bootstrapAbort.abort();
     if (!this.started) return;
     this.started = false;
     this.reaper.stop();

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { QUEUE_REGISTRY_KEY } from '../keyspace';
+import { queueRegistryKey } from '../keyspace';
 import { QueueService } from '../queue/queue.service';
 import { promoteDue, reapExpired } from '../scripts';
 
@@ -130,7 +130,7 @@ export class Reaper {
   private async pruneOne(queue: string): Promise<boolean> {
     if (!(await this.isIdle(queue))) return false;
     const redis = this.queues.context(queue).redis;
-    await redis.srem(QUEUE_REGISTRY_KEY, queue);
+    await redis.srem(queueRegistryKey(this.queues.settings.keyPrefix), queue);
     // A job may have arrived between the check and the SREM, from a producer that
     // registered the queue just before: look again, and put the name back if so.
     if (await this.isIdle(queue)) return true;

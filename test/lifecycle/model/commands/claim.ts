@@ -3,7 +3,7 @@
  * The claimant prefix is the call's request id, so a repeat of the call answers with the jobs
  * that claim still holds.
  */
-import { claimJobs, type ClaimBatch } from '@app/echomq/internal';
+import { claimJobs, type ClaimBatch, type ClaimedJobRecord } from '@app/echomq/internal';
 import { LEASE_MS, type Model } from '../reference';
 import { count, type Outcome, settle, type System } from '../system';
 import { lostTag, Step } from './step';
@@ -12,7 +12,14 @@ import { lostTag, Step } from './step';
 async function claimAndCheck(
   m: Model,
   r: System,
-  request: { count: number; worker: number; promoteLimit: number; lost: boolean },
+  request: {
+    count: number;
+    worker: number;
+    promoteLimit: number;
+    lost: boolean;
+    /** The claiming worker's maxAttempts; undefined leaves it to the wrapper's built-in default. */
+    maxAttempts?: number;
+  },
 ): Promise<void> {
   const prefix = r.claimantPrefix(request.worker);
   const before = m.claimIsNoop(request.promoteLimit) ? await r.snapshot(m) : null;
@@ -26,13 +33,22 @@ async function claimAndCheck(
         leaseMs: LEASE_MS,
         claimantPrefix: prefix,
         promoteLimit: request.promoteLimit,
+        ...workerBudget(request.maxAttempts),
       }),
     checkRepeat: checkClaimRepeat(r, prefix),
   });
   const batch = r.value(m, outcome, 'claim');
   const due = m.dueIn('schedule').length;
   const paused = m.paused;
-  const predicted = m.claim(request.count, prefix, request.promoteLimit, batch.leaseDeadline);
+  const budgets = workerBudgets(m);
+  const predicted = m.claim(
+    request.count,
+    prefix,
+    request.promoteLimit,
+    batch.leaseDeadline,
+    request.maxAttempts,
+  );
+  countBudgets(m, predicted.jobs, budgets);
   count(
     `claim: ${paused ? 'paused' : predicted.jobs.length > 0 ? 'got jobs' : 'empty'}` +
       `${due > 0 && request.promoteLimit > 0 ? ', promoted' : ''}`,
@@ -40,6 +56,30 @@ async function claimAndCheck(
   if (predicted.jobs.length >= 1000) count('claim: 1000 jobs in one call');
   checkClaimed(m, r, prefix, batch, predicted, 'claimed jobs (pending order, token = attempts + 1)');
   if (before) await r.expectUnchanged(m, before, 0, 'a claim with nothing to claim or promote');
+}
+
+/** The claim request's maxAttempts field, present only when the step gives one. */
+function workerBudget(maxAttempts: number | undefined): { maxAttempts?: number } {
+  return maxAttempts === undefined ? {} : { maxAttempts };
+}
+
+/**
+ * Coverage of one claim's budgets (given each job's worker budget before the claim): jobs with
+ * and without one of their own, and a worker's budget replacing another's.
+ */
+function countBudgets(m: Model, jobs: readonly ClaimedJobRecord[], before: Map<string, number | null>): void {
+  for (const claimed of jobs) {
+    const job = m.jobs.get(claimed.id)!;
+    const was = before.get(claimed.id) ?? null;
+    if (job.max !== null) count('claim: a job with its own budget');
+    else if (was === null) count('claim: a job without its own budget, first claim');
+    else if (was !== job.workerMax) count("claim: another worker's budget replaces the last");
+    else count('claim: the same worker budget again');
+  }
+}
+
+function workerBudgets(m: Model): Map<string, number | null> {
+  return new Map(m.withRow().map((job) => [job.id, job.workerMax]));
 }
 
 function checkClaimed(
@@ -92,6 +132,8 @@ export class Claim extends Step {
     /** Also when there is nothing to claim or promote (a no-op that must change nothing). */
     readonly evenIfIdle: boolean,
     readonly lost: boolean,
+    /** The claiming worker's maxAttempts (undefined: the built-in default). */
+    readonly maxAttempts?: number,
   ) {
     super();
   }
@@ -100,7 +142,8 @@ export class Claim extends Step {
   }
   toString(): string {
     const idle = this.evenIfIdle ? ' (even if idle)' : '';
-    return `claim n=${this.count} by w${this.worker} promote<=${this.promoteLimit}${idle}${lostTag(this.lost)}`;
+    const max = this.maxAttempts === undefined ? '' : ` maxAttempts=${this.maxAttempts}`;
+    return `claim n=${this.count} by w${this.worker}${max} promote<=${this.promoteLimit}${idle}${lostTag(this.lost)}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
     await claimAndCheck(m, r, this);
@@ -116,6 +159,8 @@ export class ClaimTogether extends Step {
   constructor(
     readonly counts: readonly [number, number],
     readonly promoteLimit: number,
+    /** Each worker's maxAttempts (undefined: the built-in default). */
+    readonly maxes: readonly [number | undefined, number | undefined] = [undefined, undefined],
   ) {
     super();
   }
@@ -123,7 +168,8 @@ export class ClaimTogether extends Step {
     return !m.claimIsNoop(this.promoteLimit);
   }
   toString(): string {
-    return `claim together: w0 n=${this.counts[0]} and w1 n=${this.counts[1]} promote<=${this.promoteLimit}`;
+    const [a, b] = this.maxes.map((max) => (max === undefined ? '' : ` maxAttempts=${max}`));
+    return `claim together: w0 n=${this.counts[0]}${a} and w1 n=${this.counts[1]}${b} promote<=${this.promoteLimit}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
     // Both go out before either is awaited; Redis runs them in the order sent.
@@ -136,6 +182,7 @@ export class ClaimTogether extends Step {
             leaseMs: LEASE_MS,
             claimantPrefix: prefix,
             promoteLimit: this.promoteLimit,
+            ...workerBudget(this.maxes[worker]),
           }),
         ),
       ),
@@ -143,7 +190,12 @@ export class ClaimTogether extends Step {
     const batches = answers.map((answer, worker) => r.value(m, answer, `claim by w${worker} (together)`));
     if (batches[0].leaseDeadline === batches[1].leaseDeadline) count('claim together: same deadline');
     for (const worker of [0, 1]) {
-      await recordTogether(m, r, prefixes[worker], this.counts[worker], this.promoteLimit, batches[worker]);
+      const request = {
+        n: this.counts[worker],
+        promoteLimit: this.promoteLimit,
+        maxAttempts: this.maxes[worker],
+      };
+      await recordTogether(m, r, prefixes[worker], request, batches[worker]);
     }
   }
 }
@@ -153,12 +205,17 @@ async function recordTogether(
   m: Model,
   r: System,
   prefix: string,
-  n: number,
-  promoteLimit: number,
+  { n, promoteLimit, maxAttempts }: { n: number; promoteLimit: number; maxAttempts: number | undefined },
   batch: ClaimBatch,
 ): Promise<void> {
   const repeat = (): Promise<ClaimBatch> =>
-    claimJobs(r.ctx, { count: n, leaseMs: LEASE_MS, claimantPrefix: prefix, promoteLimit });
+    claimJobs(r.ctx, {
+      count: n,
+      leaseMs: LEASE_MS,
+      claimantPrefix: prefix,
+      promoteLimit,
+      ...workerBudget(maxAttempts),
+    });
   let answered = false;
   await r.send(m, {
     kind: 'claim',
@@ -172,6 +229,8 @@ async function recordTogether(
     },
     checkRepeat: checkClaimRepeat(r, prefix),
   });
-  const predicted = m.claim(n, prefix, promoteLimit, batch.leaseDeadline);
+  const budgets = workerBudgets(m);
+  const predicted = m.claim(n, prefix, promoteLimit, batch.leaseDeadline, maxAttempts);
+  countBudgets(m, predicted.jobs, budgets);
   checkClaimed(m, r, prefix, batch, predicted, `claim ${prefix} of two at once (in the order sent)`);
 }

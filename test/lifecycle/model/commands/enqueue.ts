@@ -3,11 +3,18 @@
  * up to the documented maximum for the whole call. Ids come from two minters (two Snowflake
  * nodes), interleaved, so byte order and mint call order differ within a millisecond.
  */
-import { enqueueGroups, enqueueJobs, JobExistsError, type NewJobRecord } from '@app/echomq/internal';
+import {
+  enqueueGroups,
+  enqueueJobs,
+  JobExistsError,
+  type NewJobRecord,
+  serialiseBackoff,
+} from '@app/echomq/internal';
 import {
   type GroupPrediction,
   IDEM_KEYS,
   IDEMPOTENCY_TTL_MS,
+  JOB_BACKOFFS,
   LATER_MS,
   type Model,
   type ResolvedSpec,
@@ -34,7 +41,10 @@ function payload(id: string, spec: PayloadSpec): string {
 export interface JobSpec {
   readonly when: When;
   readonly payload: PayloadSpec;
-  readonly max: number;
+  /** The job's own retry budget, or null for none (the claiming worker's then applies). */
+  readonly max: number | null;
+  /** Which of JOB_BACKOFFS the job carries as its own, or null for none. */
+  readonly backoff: number | null;
   readonly named: boolean;
   readonly idem: number | null;
   /**
@@ -54,7 +64,8 @@ export interface GroupSpec {
 
 function showSpec(s: JobSpec): string {
   return (
-    `${s.when} max=${s.max}${s.named ? ' named' : ''} data~${s.payload.bytes}B${s.payload.filler}` +
+    `${s.when} max=${s.max ?? 'worker'}${s.backoff === null ? '' : ` backoff#${s.backoff}`}` +
+    `${s.named ? ' named' : ''} data~${s.payload.bytes}B${s.payload.filler}` +
     `${s.idem === null ? '' : ` idem=${IDEM_KEYS[s.idem]}`}${s.reuse === null ? '' : ` reuse#${s.reuse}`} n${s.node}`
   );
 }
@@ -110,6 +121,8 @@ export class Enqueue extends Step {
           data: payload(id, spec.payload),
           name: spec.named ? 'mail' : '',
           max: spec.max,
+          backoff:
+            spec.backoff === null ? null : serialiseBackoff(JOB_BACKOFFS[spec.backoff % JOB_BACKOFFS.length]),
           delayMs,
           runAtMs,
           idem: spec.idem === null ? null : IDEM_KEYS[spec.idem],
@@ -121,7 +134,8 @@ export class Enqueue extends Step {
         id: s.id,
         data: s.data,
         name: s.name,
-        maxAttempts: s.max,
+        ...(s.max === null ? {} : { maxAttempts: s.max }),
+        ...(s.backoff === null ? {} : { backoff: s.backoff }),
         delayMs: s.delayMs,
         runAtMs: s.runAtMs,
         idempotencyKey: s.idem ?? '',

@@ -7,7 +7,7 @@
  */
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import fc from 'fast-check';
-import { type FailMode, IDEM_KEYS } from '../reference';
+import { type FailMode, IDEM_KEYS, JOB_BACKOFFS } from '../reference';
 import { Retry, Remove } from './admin';
 import { Claim, ClaimTogether } from './claim';
 import { type Clockwork, PassTime, PassTimeAll, Pause } from './clock';
@@ -87,11 +87,24 @@ const when = fc.oneof(
 
 const node = fc.nat(1);
 
+/** A job's own budget about half the time; else the claiming worker's applies. */
+const ownMax = fc.oneof(
+  { arbitrary: fc.integer({ min: 1, max: 3 }), weight: 1 },
+  { arbitrary: fc.constant(null), weight: 1 },
+);
+
+/**
+ * The maxAttempts a claiming worker runs with (undefined: the wrapper's built-in default),
+ * so jobs without their own budget are claimed under differing ones over their life.
+ */
+const workerMax = fc.constantFrom<number | undefined>(undefined, 1, 2, 3, 5);
+
 function jobSpec(reuseWeight: number): fc.Arbitrary<JobSpec> {
   return fc.record({
     payload: payloadSpec,
     when,
-    max: fc.integer({ min: 1, max: 3 }),
+    max: ownMax,
+    backoff: sometimes(fc.nat(JOB_BACKOFFS.length - 1), 3),
     named: fc.boolean(),
     idem: sometimes(fc.integer({ min: 0, max: IDEM_KEYS.length - 1 }), 3),
     reuse: sometimes(fc.nat(15), reuseWeight),
@@ -109,7 +122,7 @@ const bulkGroup = (size: fc.Arbitrary<number>): fc.Arbitrary<GroupSpec> =>
     .tuple(
       size,
       fc.constantFrom<JobSpec['when']>('now', 'now', 'delay', 'runAtFuture'),
-      fc.integer({ min: 1, max: 2 }),
+      fc.constantFrom(1, 2, null),
     )
     .map(([n, w, max]) => ({
       specs: [
@@ -117,6 +130,7 @@ const bulkGroup = (size: fc.Arbitrary<number>): fc.Arbitrary<GroupSpec> =>
           payload: { bytes: 0, filler: 'x' as const },
           when: w,
           max,
+          backoff: null,
           named: false,
           idem: null,
           reuse: null,
@@ -208,14 +222,19 @@ export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
   },
   {
     arbitrary: fc
-      .tuple(fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost)
-      .map(([n, w, p, i, l]) => new Claim(n, w, p, i, l)),
+      .tuple(fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost, workerMax)
+      .map(([n, w, p, i, l, max]) => new Claim(n, w, p, i, l, max)),
     weight: 7,
   },
   {
     arbitrary: fc
-      .tuple(fc.integer({ min: 1, max: 2 }), fc.integer({ min: 1, max: 2 }), fc.constantFrom(1, MAX))
-      .map(([a, b, p]) => new ClaimTogether([a, b], p)),
+      .tuple(
+        fc.integer({ min: 1, max: 2 }),
+        fc.integer({ min: 1, max: 2 }),
+        fc.constantFrom(1, MAX),
+        fc.tuple(workerMax, workerMax),
+      )
+      .map(([a, b, p, maxes]) => new ClaimTogether([a, b], p, maxes)),
     weight: 1,
   },
   {
@@ -278,8 +297,8 @@ export const bulkCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
   },
   {
     arbitrary: fc
-      .tuple(bigLimit, fc.nat(2), fc.constantFrom(0, MAX), lost)
-      .map(([n, w, p, l]) => new Claim(n, w, p, false, l)),
+      .tuple(bigLimit, fc.nat(2), fc.constantFrom(0, MAX), lost, workerMax)
+      .map(([n, w, p, l, max]) => new Claim(n, w, p, false, l, max)),
     weight: 5,
   },
   { arbitrary: fc.constant(new ClaimTogether([MAX / 2, MAX / 2], MAX)), weight: 1 },

@@ -31,6 +31,7 @@ export const REFUSALS = [
   'claimCountOver',
   'claimPromoteOver',
   'claimLease0',
+  'claimBadMax',
   'reapLimit0',
   'reapLimitOver',
   'promoteLimit0',
@@ -40,6 +41,7 @@ export const REFUSALS = [
   'requestId',
   'enqueueOver',
   'enqueueBadMax',
+  'enqueueBadBackoff',
   'completeKeepNegative',
   'completeOver',
   'extendOver',
@@ -53,6 +55,14 @@ const BAD_EVENTS_MAX_LEN = [1.5, 0, 2_000_000_000] as const;
 const BAD_REPLAY_WINDOW = [0, 1.5, -5] as const;
 const BAD_REQUEST_IDS = ['with space', '', 'x'.repeat(65), 'semi;colon'] as const;
 const BAD_MAX_ATTEMPTS = [0, 1.5, 1_000_001] as const;
+/** Texts a row's backoff may not hold: not JSON, not an object, a policy that cannot be stored, too long. */
+const BAD_BACKOFFS = [
+  'fixed',
+  '[1]',
+  '{"type":"custom"}',
+  '{"delayMs":5}',
+  `{"type":"fixed","delayMs":1,"pad":"${'x'.repeat(256)}"}`,
+] as const;
 
 /** The calls a context- or request-id refusal can be aimed at, given what the run has. */
 function victims(m: Readonly<Model>, takesRequestId: boolean): Victim[] {
@@ -82,8 +92,17 @@ function manyClaims(m: Model, n: number): ClaimRef[] {
   return Array.from({ length: n }, (_, i) => pool[i % pool.length]);
 }
 
-function record(id: string, maxAttempts = 1): NewJobRecord {
-  return { id, data: '{}', name: '', maxAttempts, delayMs: 0, runAtMs: 0, idempotencyKey: '' };
+function record(id: string, maxAttempts = 1, backoff?: string): NewJobRecord {
+  return {
+    id,
+    data: '{}',
+    name: '',
+    maxAttempts,
+    ...(backoff === undefined ? {} : { backoff }),
+    delayMs: 0,
+    runAtMs: 0,
+    idempotencyKey: '',
+  };
 }
 
 export class Refused extends Step {
@@ -129,7 +148,10 @@ export class Refused extends Step {
     mint: () => string,
   ): { what: string; requestId: string | null; call: () => Promise<unknown> } {
     const i = this.index;
-    const claim = (count: number, extra: { leaseMs?: number; promoteLimit?: number } = {}) => {
+    const claim = (
+      count: number,
+      extra: { leaseMs?: number; promoteLimit?: number; maxAttempts?: number } = {},
+    ) => {
       const prefix = r.claimantPrefix(0);
       return {
         requestId: prefix,
@@ -148,6 +170,10 @@ export class Refused extends Step {
         };
       case 'claimLease0':
         return { what: 'claim lease 0 ms', ...claim(1, { leaseMs: 0 }) };
+      case 'claimBadMax': {
+        const bad = BAD_MAX_ATTEMPTS[i % BAD_MAX_ATTEMPTS.length];
+        return { what: `claim by a worker with maxAttempts ${bad}`, ...claim(3, { maxAttempts: bad }) };
+      }
       case 'reapLimit0':
         return { what: 'reap limit 0', requestId: null, call: () => reapExpired(r.ctx, 0) };
       case 'reapLimitOver':
@@ -211,6 +237,20 @@ export class Refused extends Step {
         const requestId = r.requestId('enqueue');
         return {
           what: `enqueue groups whose last job has maxAttempts ${bad}`,
+          requestId,
+          call: () => enqueueGroups(r.ctx, groups, IDEMPOTENCY_TTL_MS, requestId),
+        };
+      }
+      case 'enqueueBadBackoff': {
+        // As above: the bad backoff is on the last job, so a check after a write would show.
+        const bad = BAD_BACKOFFS[i % BAD_BACKOFFS.length];
+        const groups = [
+          [record(mint())],
+          [record(mint(), 2, '{"type":"fixed","delayMs":5}'), record(mint(), 2, bad)],
+        ];
+        const requestId = r.requestId('enqueue');
+        return {
+          what: `enqueue groups whose last job has backoff ${bad.slice(0, 40)}`,
           requestId,
           call: () => enqueueGroups(r.ctx, groups, IDEMPOTENCY_TTL_MS, requestId),
         };

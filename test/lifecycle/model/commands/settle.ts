@@ -14,7 +14,16 @@ import {
   type ClaimRef,
 } from '@app/echomq/internal';
 import { EVENT_RESULT_MAX_BYTES } from '@app/echomq/scripts/limits';
-import { exactScore, type FailMode, LATER_MS, LEASE_MS, type Model, RETAIN_MS } from '../reference';
+import { failRequest } from '@app/echomq/worker/fail-request';
+import {
+  exactScore,
+  expectedWait,
+  type FailMode,
+  LEASE_MS,
+  type Model,
+  RETAIN_MS,
+  SERVING_BACKOFF,
+} from '../reference';
 import { count, type System } from '../system';
 import {
   type ClaimPick,
@@ -210,9 +219,26 @@ export class Fail extends Step {
   protected async exec(m: Model, r: System): Promise<void> {
     const ref = resolveClaim(m, this.pick);
     r.note(`   claim ${showClaim(m, ref, this.pick)}`);
+    const job = m.jobs.get(ref.id)!;
+    // The wait as the worker works it out: the job's own backoff (from its claim), else the serving one.
+    const claimed = {
+      ...ref,
+      data: job.data,
+      name: job.name,
+      maxAttempts: 0,
+      budgetBase: job.base,
+      backoff: job.backoff,
+    };
+    const wait = failRequest(SERVING_BACKOFF, claimed, null).backoffMs;
+    r.eq(
+      m,
+      wait,
+      expectedWait(job, ref.attempt),
+      "fail: the wait is the job's own backoff, else the serving one",
+    );
     const request = {
       error: errorText(this.errorSize, m.steps),
-      backoffMs: this.mode === 'now' ? 0 : LATER_MS,
+      backoffMs: this.mode === 'now' ? 0 : wait,
       unrecoverable: this.mode === 'unrecoverable',
     };
     const target = m.failTarget(ref, this.mode);
@@ -232,11 +258,14 @@ export class Fail extends Step {
       return;
     }
     count(`fail: -> ${target}`);
-    if (m.jobs.get(ref.id)!.base > 0) count('fail: with a moved budget base');
+    if (job.base > 0) count('fail: with a moved budget base');
+    count(`fail: budget ${job.max !== null ? 'its own' : "the claiming worker's"}, -> ${target}`);
+    if (target === 'schedule')
+      count(`fail: waits ${job.backoff === null ? 'the serving backoff' : 'its own backoff'}`);
     const result = r.value(m, outcome, 'fail');
     r.eq(m, result.state, target, 'fail outcome');
     const runAt = result.state === 'schedule' ? result.runAt : 0;
-    if (result.state === 'schedule') r.isServerTime(m, runAt - LATER_MS, 'fail: run-at - backoff');
+    if (result.state === 'schedule') r.isServerTime(m, runAt - wait, 'fail: run-at - backoff');
     m.fail(ref, this.mode, request.error, runAt);
   }
 }

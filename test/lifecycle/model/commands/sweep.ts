@@ -30,6 +30,7 @@ export class Reap extends Step {
     const before = due.length === 0 ? await r.snapshot(m) : null;
     const out = await reapExpired(r.ctx, this.limit);
     if (due.some((job) => job.base > 0)) count('reap: with a moved budget base');
+    if (due.some((job) => job.max === null)) count("reap: by the claiming worker's budget");
     const expected = m.reap(this.limit);
     if (expected.toPending > 0) count('reap: -> pending');
     if (expected.toDead > 0) count('reap: -> dead');

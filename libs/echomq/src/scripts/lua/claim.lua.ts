@@ -11,9 +11,11 @@ export const CLAIM_LUA = luaScript(
 -- KEYS[5] schedule   KEYS[6] metrics   KEYS[7] events   KEYS[8] wake   KEYS[9] paused
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] N   ARGV[3] lease ms   ARGV[4] claimant prefix
 -- ARGV[5] events max length   ARGV[6] most scheduled jobs to promote in this call
--- ARGV[7] replay window ms
+-- ARGV[7] replay window ms   ARGV[8] the claiming worker's max attempts per budget, recorded
+-- as 'w' on each claimed row that has no 'm' of its own (fail and reap then decide by it)
 -- Returns: { next run-at in schedule (ms, -1 when none), lease deadline (ms),
---            then per claimed job: id, attempts, claimant, data, name, max attempts, budget base }
+--            then per claimed job: id, attempts, claimant, data, name, max attempts (the
+--            job's own, else ARGV[8]), budget base, its own backoff as JSON (nil when none) }
 -- Record:  the lease deadline; every job of one claim has it as its score in active.
 `,
   `
@@ -23,6 +25,7 @@ local lease = int_arg(3, 1, 1000000000)
 local maxlen = int_arg(5, 1, 1000000000)
 local promote_limit = int_arg(6, 0, BATCH_MAX)
 local replay_ttl = int_arg(7, 1, 1000000000000)
+local worker_max = int_arg(8, 1, 1000000)
 local now = now_ms()
 
 local function next_run_at()
@@ -30,15 +33,17 @@ local function next_run_at()
   return next_run[2] and tonumber(next_run[2]) or -1
 end
 
--- One claimed job's part of the reply, read from its row.
-local function describe(out, id, row, f, attempts, claimant)
+-- One claimed job's part of the reply, from its row read with
+-- HMGET d d2 d3 d4 dn n m b a o ... (f[1] .. f[10]).
+local function describe(out, id, row, f, attempts, claimant, max)
   out[#out + 1] = id
   out[#out + 1] = attempts
   out[#out + 1] = claimant
   out[#out + 1] = get_data(row, f)
   out[#out + 1] = f[6]
-  out[#out + 1] = f[7]
+  out[#out + 1] = max
   out[#out + 1] = f[8]
+  out[#out + 1] = f[10]
 end
 
 local prior = replayed(KEYS[2])
@@ -48,10 +53,11 @@ if prior then
   local mine = claimant_prefix .. '.'
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], deadline, deadline)) do
     local row = prefix .. id
-    local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'c')
+    local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'c', 'w')
+    local held_by = f[11]
     -- exactly <prefix>.<index>: a prefix may itself contain dots ('p' must not match 'p.1.0')
-    if f[10] and string.sub(f[10], 1, #mine) == mine and string.match(string.sub(f[10], #mine + 1), '^%d+$') then
-      describe(out, id, row, f, tonumber(f[9]), f[10])
+    if held_by and string.sub(held_by, 1, #mine) == mine and string.match(string.sub(held_by, #mine + 1), '^%d+$') then
+      describe(out, id, row, f, tonumber(f[9]), held_by, budget(f[7], f[12] or worker_max))
     end
   end
   return out
@@ -78,14 +84,19 @@ local orphans = 0
 for i = 1, #popped, 2 do
   local id = popped[i]
   local row = prefix .. id
-  -- the payload's fields (see get_data), then n m b a
-  local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a')
+  -- the payload's fields (see get_data), then n m b a o
+  local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o')
   if f[1] then
     local claimant = claimant_prefix .. '.' .. #ids
     -- attempts + 1 and the claimant in one HSET (the script is atomic, so read-then-write is safe)
     local attempts = (tonumber(f[9]) or 0) + 1
-    describe(out, id, row, f, attempts, claimant)
-    redis.call('HSET', row, 'a', attempts, 'c', claimant)
+    describe(out, id, row, f, attempts, claimant, budget(f[7], worker_max))
+    if f[7] then
+      redis.call('HSET', row, 'a', attempts, 'c', claimant)
+    else
+      -- No budget of its own: this claim's worker decides it, the last claim's configuration winning.
+      redis.call('HSET', row, 'a', attempts, 'c', claimant, 'w', worker_max)
+    end
     ids[#ids + 1] = id
   else
     -- A member without a row breaks invariant 2; drop it rather than hand out an empty job.

@@ -11,8 +11,9 @@ export const ENQUEUE_LUA = luaScript(
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] idempotency prefix emq:{q}:idem:
 -- ARGV[3] events max length   ARGV[4] idempotency TTL ms   ARGV[5] replay window ms
 -- ARGV[6] group count G   ARGV[7 .. 6+G] jobs in each group
--- then per job 7 values: id, data, name ('' none), max attempts, delay ms (0 none),
---           run-at ms since epoch (0 none), idempotency key ('' none)
+-- then per job 8 values: id, data, name ('' none), max attempts ('' none: the serving
+--           worker's applies), delay ms (0 none), run-at ms since epoch (0 none),
+--           idempotency key ('' none), backoff policy as JSON ('' none: the serving worker's)
 -- Returns: per group { 'OK', then per job: id, 1 created | 0 an idempotency key matched
 --          (the id is then the existing job's) } or { 'EMQ_EXISTS', id } (nothing written for it).
 --          A repeated request returns its first reply.
@@ -29,15 +30,28 @@ for g = 1, groups do
   sizes[g] = int_arg(6 + g, 1, BATCH_MAX)
   total = total + sizes[g]
 end
+local PER_JOB = 8
 local first = 7 + groups
-if total > BATCH_MAX or #ARGV ~= first - 1 + total * 7 then
-  refuse('expected ' .. total .. ' jobs of 7 arguments (at most ' .. BATCH_MAX .. ')')
+if total > BATCH_MAX or #ARGV ~= first - 1 + total * PER_JOB then
+  refuse('expected ' .. total .. ' jobs of ' .. PER_JOB .. ' arguments (at most ' .. BATCH_MAX .. ')')
+end
+-- A stored backoff is read back by workers of any version: only a small object naming a
+-- policy a row can hold (fixed or exponential; a function cannot be stored).
+local function check_backoff(i)
+  local text = ARGV[i]
+  if text == '' then return end
+  local ok, policy = false, nil
+  if #text <= 256 then ok, policy = pcall(cjson.decode, text) end
+  if not ok or type(policy) ~= 'table' or (policy.type ~= 'fixed' and policy.type ~= 'exponential') then
+    refuse('ARGV[' .. i .. '] must be a fixed or exponential backoff policy as JSON (at most 256 bytes)')
+  end
 end
 for i = 0, total - 1 do
-  local base = first + i * 7
-  int_arg(base + 3, 1, 1000000)
+  local base = first + i * PER_JOB
+  if ARGV[base + 3] ~= '' then int_arg(base + 3, 1, 1000000) end
   int_arg(base + 4, 0, 1000000000000000)
   int_arg(base + 5, 0, 1000000000000000)
+  check_backoff(base + 7)
 end
 
 -- The reply of a repeated request, rebuilt from its record: created jobs carry their own
@@ -57,7 +71,7 @@ if prior then
       for _ = 1, sizes[g] do
         job = job + 1
         local matched = rec.m[tostring(job)]
-        reply[#reply + 1] = matched or ARGV[first + (job - 1) * 7]
+        reply[#reply + 1] = matched or ARGV[first + (job - 1) * PER_JOB]
         reply[#reply + 1] = matched and 0 or 1
       end
       out[g] = reply
@@ -69,7 +83,7 @@ end
 -- Plan (reads only). Idempotency keys bind in call order, as if the groups ran one by one;
 -- a refused group binds nothing.
 local rows = {}
-for i = 0, total - 1 do rows[#rows + 1] = prefix .. ARGV[first + i * 7] end
+for i = 0, total - 1 do rows[#rows + 1] = prefix .. ARGV[first + i * PER_JOB] end
 local any_row = exists_any(rows) -- one check for the whole call; per row only on a clash
 local bound, taken = {}, {}
 local out, fresh = {}, {}
@@ -79,7 +93,7 @@ for g = 1, groups do
   local reply, group_fresh, group_bound, group_taken, group_matched = { 'OK' }, {}, {}, {}, {}
   local clash = nil
   for job = start + 1, start + sizes[g] do
-    local base = first + (job - 1) * 7
+    local base = first + (job - 1) * PER_JOB
     local id, idem = ARGV[base], ARGV[base + 6]
     local existing = false
     if idem ~= '' then
@@ -118,12 +132,22 @@ local now = now_ms()
 local ids, pending = {}, {}
 for _, base in ipairs(fresh) do
   local id, name, idem = ARGV[base], ARGV[base + 2], ARGV[base + 6]
+  local max, backoff = ARGV[base + 3], ARGV[base + 7]
   local delay, run_at = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
-  local fields = { 'm', ARGV[base + 3] }
+  local fields = {}
   put_data(fields, ARGV[base + 1])
   if name ~= '' then
     fields[#fields + 1] = 'n'
     fields[#fields + 1] = name
+  end
+  -- Only a job's own settings go on its row; without them the serving worker's apply (claim).
+  if max ~= '' then
+    fields[#fields + 1] = 'm'
+    fields[#fields + 1] = max
+  end
+  if backoff ~= '' then
+    fields[#fields + 1] = 'o'
+    fields[#fields + 1] = backoff
   end
   if idem ~= '' then
     fields[#fields + 1] = 'k'

@@ -4,6 +4,7 @@ export const FAIL_LUA = luaScript(
   `
 -- fail: active -> schedule (retry after a backoff), -> pending (retry now), or -> dead
 -- (the retry budget is spent, or the error is unrecoverable). The error is kept on the row.
+-- The budget is the row's: the job's own 'm', else the claiming worker's 'w' (see claim).
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] pending
 -- KEYS[5] schedule   KEYS[6] dead   KEYS[7] metrics   KEYS[8] events   KEYS[9] wake
 -- KEYS[10] row emq:{q}:job:<id>
@@ -39,7 +40,8 @@ local error_text = row_error(ARGV[4])
 redis.call('ZREM', KEYS[3], id)
 redis.call('HSET', row, 'e', error_text)
 redis.call('HDEL', row, 'c')
-local max = tonumber(redis.call('HGET', row, 'm')) or 1
+local own = redis.call('HMGET', row, 'm', 'w')
+local max = budget(own[1], own[2])
 local reply
 if ARGV[6] == '1' or spent(row) >= max then
   redis.call('ZADD', KEYS[6], 0, id)

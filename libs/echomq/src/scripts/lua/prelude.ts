@@ -3,17 +3,28 @@
  * separate script, so each transition still runs as one EVALSHA.
  *
  * Row fields (kept short because every waiting job pays for them in memory):
- *   d data (JSON; see chunking below)   n name   m max attempts per budget   a attempts (the fencing token)
+ *   d data (JSON; see chunking below)   n name   a attempts (the fencing token)
+ *   m max attempts per budget, only when the job was enqueued with its own
+ *   w max attempts of the worker that claimed it last (written by each claim of a job without 'm')
+ *   o the job's own backoff policy (JSON), only when it was enqueued with one
  *   b attempts at the start of the current retry budget   c claimant of the current claim
  *   e last error    r result   f finished-at ms   k idempotency key   p progress (JSON)
  */
 import { ERROR_TEXT_MAX, EVENT_ERROR_MAX_BYTES, LUA_UNPACK_SLICE, SCRIPT_BATCH_MAX } from '../limits';
+
+/**
+ * The budget of a row that has neither its own ('m') nor a serving worker's ('w'): the
+ * built-in maxAttempts (QUEUE_DEFAULTS; a unit test keeps the two equal). Scripts cannot
+ * import the queue options, which sit above them.
+ */
+export const BUILT_IN_MAX_ATTEMPTS = 3;
 
 export const PRELUDE = `
 local BATCH_MAX = ${SCRIPT_BATCH_MAX}
 local SLICE = ${LUA_UNPACK_SLICE}
 local ERROR_TEXT_MAX = ${ERROR_TEXT_MAX}
 local EVENT_ERROR_MAX = ${EVENT_ERROR_MAX_BYTES}
+local BUILT_IN_MAX_ATTEMPTS = ${BUILT_IN_MAX_ATTEMPTS}
 
 -- Every check comes before the first write (invariant 8): a refused argument raises here,
 -- while nothing has been written yet, so a refused call changes nothing.
@@ -192,6 +203,13 @@ end
 local function spent(row)
   local f = redis.call('HMGET', row, 'a', 'b')
   return (tonumber(f[1]) or 0) - (tonumber(f[2]) or 0)
+end
+
+-- The size of a job's retry budget, from its row's 'm' and 'w': the job's own when it was
+-- enqueued with one (rows of earlier versions always were), else that of the worker that
+-- claimed it last, so the reaper (which knows no processor's options) and fail decide alike.
+local function budget(m, w)
+  return tonumber(m) or tonumber(w) or BUILT_IN_MAX_ATTEMPTS
 end
 `;
 

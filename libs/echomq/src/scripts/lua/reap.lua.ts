@@ -5,6 +5,8 @@ export const REAP_LUA = luaScript(
 -- reap: active -> pending (attempts left in the budget) or -> dead (none left), for
 -- leases whose deadline has passed on the server clock. Bounded per call; idempotent
 -- (a repeat moves only what is still expired), so any number of reapers may run at once.
+-- The budget is the row's: the job's own 'm', else the claiming worker's 'w' (see claim), so
+-- a reaper decides as the serving worker would without knowing its options.
 -- KEYS[1] fence   KEYS[2] active   KEYS[3] pending   KEYS[4] dead   KEYS[5] metrics
 -- KEYS[6] events   KEYS[7] wake
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] most leases to reap   ARGV[3] events max length
@@ -21,13 +23,13 @@ local orphans = 0
 for _, id in ipairs(expired) do
   local row = prefix .. id
   redis.call('ZREM', KEYS[2], id)
-  local f = redis.call('HMGET', row, 'a', 'm', 'b')
-  if not f[1] and not f[2] then
+  local f = redis.call('HMGET', row, 'a', 'm', 'b', 'w')
+  if not f[1] and not f[2] and not f[4] then
     orphans = orphans + 1
   else
     redis.call('HSET', row, 'e', 'lease expired during attempt ' .. (f[1] or '0'))
     redis.call('HDEL', row, 'c')
-    if (tonumber(f[1]) or 0) - (tonumber(f[3]) or 0) >= (tonumber(f[2]) or 1) then
+    if (tonumber(f[1]) or 0) - (tonumber(f[3]) or 0) >= budget(f[2], f[4]) then
       redis.call('ZADD', KEYS[4], 0, id)
       to_dead[#to_dead + 1] = id
     else

@@ -27,8 +27,9 @@ local was = false
 for i = 1, 4 do
   if redis.call('ZREM', KEYS[i + 2], id) == 1 then was = states[i] end
 end
-local f = redis.call('HMGET', KEYS[9], 'k', 'f', 'm')
-if not was and not f[2] and not f[3] then
+local f = redis.call('HMGET', KEYS[9], 'k', 'f')
+-- (not 'm': a job enqueued without a budget of its own has none)
+if not was and redis.call('EXISTS', KEYS[9]) == 0 then
   return redis.error_reply('EMQ_NOT_FOUND')
 end
 if not was then was = f[2] and 'completed' or 'orphan' end

@@ -3,7 +3,8 @@ import { luaScript } from './prelude';
 export const RETRY_LUA = luaScript(
   `
 -- retry: dead -> pending with a fresh retry budget. attempts is not reset (it is the
--- fencing token and never decreases); the budget base moves up to it instead.
+-- fencing token and never decreases); the budget base moves up to it instead. The budget's
+-- size is untouched: the job's own 'm', or else the next claim's worker's (it rewrites 'w').
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] dead   KEYS[4] pending
 -- KEYS[5] metrics   KEYS[6] events   KEYS[7] wake   KEYS[8] row emq:{q}:job:<id>
 -- ARGV[1] id   ARGV[2] events max length   ARGV[3] replay window ms
