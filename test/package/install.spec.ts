@@ -28,6 +28,7 @@ const LIB_SOURCES = join(ROOT, 'libs', 'echomq', 'src');
 const APP_DEPENDENCIES = [
   '@nestjs/common',
   '@nestjs/core',
+  '@nestjs/schedule',
   'ioredis',
   'reflect-metadata',
   'rxjs',

@@ -37,7 +37,7 @@ const TSCONFIG_NODE10 = {
 const MAIN = `import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { EchoMqModule, Processor, QueueService, type Job } from '@echomq/nestjs';
+import { defineQueue, EchoMqModule, Processor, QueueService, type Job } from '@echomq/nestjs';
 
 interface Greeting {
   readonly name: string;
@@ -56,8 +56,9 @@ function required(variable: string): string {
 
 const url = required('REDIS_URL');
 const queue = required('QUEUE');
+const Greetings = defineQueue<Greeting, Greeted>(queue);
 
-@Processor(queue)
+@Processor(Greetings)
 class GreetingProcessor {
   process(job: Job<Greeting>): Greeted {
     return { message: \`hello \${job.data.name}\`.repeat(job.data.times) };
@@ -69,8 +70,10 @@ class Greeter {
   constructor(private readonly queues: QueueService) {}
 
   async greet(greeting: Greeting): Promise<Greeted> {
-    const id = await this.queues.enqueue<Greeting>(queue, greeting);
-    return this.queues.waitFor<Greeted>(queue, id, 20_000);
+    // The typed handle: a payload other than Greeting, or a result other than Greeted, would not compile.
+    const greetings = this.queues.queue(Greetings);
+    const id = await greetings.enqueue(greeting);
+    return greetings.waitFor(id, 20_000);
   }
 }
 

@@ -14,6 +14,7 @@ import {
 import { RecentOutcomes } from './recent-outcomes';
 import { startPosition, streamHead, streamTail, trimmedPast } from './stream-position';
 import { WaiterIndex, type EventWaiter } from './waiter-index';
+import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 
 const BLOCK_MS = 5_000;
 const BATCH = 1_000;
@@ -133,7 +134,11 @@ export class QueueEventReader {
         if (!this.running) break;
         failures += 1;
         this.missedPossible = true;
-        this.logger.warn(`Event reader of ${this.keys.queue}: ${(error as Error).message}; retrying`);
+        warnUnlessUnreachable(
+          this.logger,
+          error,
+          `Event reader of ${this.keys.queue}: ${(error as Error).message}; retrying`,
+        );
         await this.backoff(Math.min(BACKOFF_MAX_MS, 50 * 2 ** failures));
       }
     }

@@ -10,6 +10,7 @@ import type { LeaseKeeper } from './lease-keeper';
 import { releaseAtShutdown } from './release-at-shutdown';
 import { RunningJob } from './running-job';
 import type { WakeWaiter } from './wake-waiter';
+import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 
 /** Longest an idle loop blocks before it claims again anyway (a safety net, not a poll). */
 const IDLE_MAX_MS = 5_000;
@@ -90,8 +91,10 @@ export class ClaimLoop {
    * `events`, serve every run. A loop that was stop()ped does not start again.
    */
   start(): void {
-    if (this.shutDown) throw new Error(`The claim loop of ${this.queue} was shut down; it does not start again`);
-    if (this.halting) throw new Error(`The claim loop of ${this.queue} is still stopping; await stopClaiming() first`);
+    if (this.shutDown)
+      throw new Error(`The claim loop of ${this.queue} was shut down; it does not start again`);
+    if (this.halting)
+      throw new Error(`The claim loop of ${this.queue} is still stopping; await stopClaiming() first`);
     if (this.claiming) return;
     this.stopping = false;
     this.stopped = new AbortController();
@@ -171,7 +174,7 @@ export class ClaimLoop {
       } catch (error) {
         if (this.stopping) break;
         failures += 1;
-        this.logger.warn(`Claim loop of ${this.queue}: ${(error as Error).message}; retrying`);
+        warnUnlessUnreachable(this.logger, error, `Claim loop of ${this.queue}: ${(error as Error).message}; retrying`);
         await this.changed(Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures));
       }
     }
@@ -197,7 +200,7 @@ export class ClaimLoop {
         return batch;
       } catch (error) {
         if (!isTransientRedisError(error) || this.stopping || Date.now() >= untilMs) throw error;
-        this.logger.warn(`Claim on ${this.queue}: ${error.message}; repeating it (${attempt})`);
+        warnUnlessUnreachable(this.logger, error, `Claim on ${this.queue}: ${error.message}; repeating it (${attempt})`);
         const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** (attempt - 1), untilMs - Date.now());
         await sleep(delay, undefined, { signal: this.stopped.signal }).catch(() => undefined);
         if (this.stopping) throw error;

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { queueRegistryKey } from '../keyspace';
 import { QueueService } from '../queue/queue.service';
 import { promoteDue, reapExpired } from '../scripts';
+import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 
 /** Script calls per queue per tick and per kind; a backlog larger than this waits for the next tick. */
 const CALLS_PER_TICK = 10;
@@ -91,11 +92,11 @@ export class Reaper {
           for (let call = 0; call < CALLS_PER_TICK && (await reapExpired(ctx, batch)).more; call++);
           for (let call = 0; call < CALLS_PER_TICK && (await promoteDue(ctx, batch)).more; call++);
         } catch (error) {
-          this.logger.warn(`Reaper on queue ${queue}: ${(error as Error).message}`);
+          warnUnlessUnreachable(this.logger, error, `Reaper on queue ${queue}: ${(error as Error).message}`);
         }
       }
     } catch (error) {
-      this.logger.warn(`Reaper: ${(error as Error).message}`);
+      warnUnlessUnreachable(this.logger, error, `Reaper: ${(error as Error).message}`);
     } finally {
       this.ticking = false;
     }
