@@ -6,9 +6,9 @@ import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/term
 export const REDIS_PING_TIMEOUT_MS = 1_000;
 
 /**
- * Is Redis reachable through the very connection the api uses? While the library knows
- * the connection is down (never up since boot, or reconnecting), it reports down at once,
- * naming the target and the last connection error. Otherwise it PINGs through
+ * Is Redis reachable through the very connection the api uses? While the connection is
+ * down and its last attempt failed (refused, reset, unresolvable), it reports down at once,
+ * naming the target and that error. Otherwise (up, or still connecting at boot) it PINGs through
  * RedisConnections.client: a socket can look up and be dead, so a PING without a PONG
  * within REDIS_PING_TIMEOUT_MS reports down too.
  */
@@ -22,10 +22,11 @@ export class RedisHealthIndicator {
   async isHealthy(key: string): Promise<HealthIndicatorResult> {
     const indicator = this.health.check(key);
     const { reachability } = this.connections;
-    if (!reachability.reachable) {
-      const reason = reachability.reason ?? 'not connected yet';
-      return indicator.down({ message: `Redis at ${reachability.target} is unreachable (${reason})` });
-    }
+    const unreachable = (): HealthIndicatorResult =>
+      indicator.down({
+        message: `Redis at ${reachability.target} is unreachable (${reachability.reason ?? 'not connected yet'})`,
+      });
+    if (!reachability.reachable && reachability.reason !== undefined) return unreachable();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -37,6 +38,7 @@ export class RedisHealthIndicator {
       await Promise.race([this.connections.client.ping(), timeout]);
       return indicator.up();
     } catch (error) {
+      if (!reachability.reachable) return unreachable();
       return indicator.down({ message: (error as Error).message });
     } finally {
       clearTimeout(timer);

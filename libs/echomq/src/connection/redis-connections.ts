@@ -108,7 +108,13 @@ export class RedisConnections implements OnApplicationShutdown {
 
   /** A new connection for blocking reads. Its owner closes it with release(). */
   createBlockingClient(): RedisClient {
-    const client = createRedisClient(this.options.connection, { maxRetriesPerRequest: null });
+    // No ready check: its INFO, still in flight when a short-lived wait releases the client,
+    // fails the check, and ioredis then schedules a reconnect of a client already closed
+    // (a stray timer that keeps the process alive). A blocking read needs no INFO first.
+    const client = createRedisClient(this.options.connection, {
+      maxRetriesPerRequest: null,
+      enableReadyCheck: false,
+    });
     client.on('error', () => undefined); // reconnects are handled by the caller's watchdog
     this.blocking.add(client);
     return client;

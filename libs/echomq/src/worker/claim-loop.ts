@@ -174,7 +174,11 @@ export class ClaimLoop {
       } catch (error) {
         if (this.stopping) break;
         failures += 1;
-        warnUnlessUnreachable(this.logger, error, `Claim loop of ${this.queue}: ${(error as Error).message}; retrying`);
+        warnUnlessUnreachable(
+          this.logger,
+          error,
+          `Claim loop of ${this.queue}: ${(error as Error).message}; retrying`,
+        );
         await this.changed(Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures));
       }
     }
@@ -200,7 +204,11 @@ export class ClaimLoop {
         return batch;
       } catch (error) {
         if (!isTransientRedisError(error) || this.stopping || Date.now() >= untilMs) throw error;
-        warnUnlessUnreachable(this.logger, error, `Claim on ${this.queue}: ${error.message}; repeating it (${attempt})`);
+        warnUnlessUnreachable(
+          this.logger,
+          error,
+          `Claim on ${this.queue}: ${error.message}; repeating it (${attempt})`,
+        );
         const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** (attempt - 1), untilMs - Date.now());
         await sleep(delay, undefined, { signal: this.stopped.signal }).catch(() => undefined);
         if (this.stopping) throw error;
