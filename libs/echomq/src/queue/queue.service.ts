@@ -18,7 +18,6 @@ import {
 import { buildJobRecord, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
 import { toJobView, type JobView } from './job-view';
 import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
-import { ensureDataFormat } from './data-format';
 import type { QueueEventListener } from '../events/queue-event';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
@@ -28,16 +27,12 @@ import { newRequestId } from '../scripts/request-id';
 import { repeatUntilKnown } from '../scripts/repeat';
 import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
 import { checkJobData } from './check-job-data';
-import { queueNameOf, type QueueDefinition } from './queue-definition';
+import type { QueueDefinition } from './queue-definition';
+import { QueueDefinitions } from './queue-definitions';
+import { QueueRegistration } from './queue-registration';
 import { QueueHandle } from './queue-handle';
 
 export { ENQUEUE_MANY_MAX };
-
-/**
- * How often a process writes a queue it uses into the registry again: the reaper drops
- * queues that went idle, and a long-lived producer must bring its queue back.
- */
-const REREGISTER_EVERY_MS = 60_000;
 
 /**
  * The application's handle on its queues: enqueue, read and administer jobs.
@@ -47,15 +42,14 @@ const REREGISTER_EVERY_MS = 60_000;
 export class QueueService {
   readonly settings: ResolvedModuleSettings;
   private readonly contexts = new Map<string, ScriptContext>();
-  /** When this process last wrote each queue into the registry (local clock, ms). */
-  private readonly registered = new Map<string, number>();
+  private readonly registration: QueueRegistration;
   /** Options of the @Processor serving a queue in this application; they win over configuration. */
   private readonly processorOptions = new Map<string, QueueOptions>();
   /** One event reader per queue someone listens to, closed when idle. */
   private readonly readers: QueueEventReaders;
   private readonly batchers = new Map<string, EnqueueBatcher>();
   /** Typed definitions this application declared (forFeature, @Processor, queue()): their data schemas apply at enqueue. */
-  private readonly definitions = new Map<string, QueueDefinition>();
+  private readonly definitions = new QueueDefinitions();
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
@@ -63,6 +57,7 @@ export class QueueService {
     @Inject(JOB_ID_MINTER) private readonly minter: JobIdMinter,
   ) {
     this.settings = resolveModuleSettings(options);
+    this.registration = new QueueRegistration(connections, this.settings.keyPrefix);
     this.readers = new QueueEventReaders(connections, READER_IDLE_MS, this.settings.keyPrefix);
     connections.beforeClose(() => this.readers.stopAll());
   }
@@ -112,24 +107,12 @@ export class QueueService {
    * @throws RedisVersionError or DataFormatError, having written nothing; a worker's boot stops.
    */
   async register(queue: string): Promise<void> {
-    const ctx = this.context(queue);
-    if (!this.needsRegistering(queue)) return;
-    await this.connections.redisVersion.verified();
-    await ensureDataFormat(ctx);
-    await this.reregister([queue]);
-    this.registered.set(queue, Date.now());
-  }
-
-  private needsRegistering(queue: string): boolean {
-    const at = this.registered.get(queue);
-    return at === undefined || Date.now() - at > REREGISTER_EVERY_MS;
+    await this.registration.register(this.context(queue));
   }
 
   /** Writes queue names to the registry again, whatever this process remembers (one command). */
   async reregister(queues: readonly string[]): Promise<void> {
-    if (queues.length === 0) return;
-    for (const queue of queues) queueKeys(queue, this.settings.keyPrefix);
-    await this.connections.client.sadd(queueRegistryKey(this.settings.keyPrefix), ...queues);
+    await this.registration.reregister(queues);
   }
 
   /**
@@ -146,19 +129,7 @@ export class QueueService {
    * several modules with the same definition; two definitions with different schemas are refused.
    */
   useDefinition(definition: QueueDefinition<unknown, unknown>): void {
-    const name = queueNameOf(definition);
-    const known = this.definitions.get(name);
-    if (known === undefined || known === definition) {
-      this.definitions.set(name, definition);
-      return;
-    }
-    const sameSchemas =
-      known.schemas.data === definition.schemas.data && known.schemas.result === definition.schemas.result;
-    if (!sameSchemas) {
-      throw new InvalidArgumentError(
-        `Queue '${name}' is defined twice with different schemas; export one defineQueue('${name}', ...) and import it everywhere`,
-      );
-    }
+    this.definitions.use(definition);
   }
 
   /** The definition declared for a queue name in this application, if any. */
@@ -193,7 +164,7 @@ export class QueueService {
     const records = jobs.map((job, index) => buildJobRecord(ids[index], job, this.settings.maxPayloadBytes));
     const bytes = payloadBytes(records);
     if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
-    if (this.needsRegistering(queue)) await this.register(queue);
+    if (this.registration.needed(queue)) await this.register(queue);
     const outcomes = await this.batcher(queue, ctx).submit(records);
     return outcomes.map((outcome) => outcome.id as JobId);
   }
