@@ -7,10 +7,12 @@ import {
   DATA_FORMAT,
   QUEUE_REGISTRY_KEY,
   RedisConnections,
+  claimJobs,
   enqueueJobs,
   queueKeys,
 } from '@app/echomq/internal';
-import { jobRecord } from '../support/assertions';
+import { backdate, jobRecord } from '../support/assertions';
+import { CapturedLog } from '../support/captured-log';
 import { bootApp } from '../support/nest';
 import { connect, idMinter, redisUrl, scriptContext, uniqueQueue } from '../support/redis';
 
@@ -184,6 +186,55 @@ describe('the data format of a queue', () => {
       refusal(caught, queue, 'v2');
       expect((caught as Error).message).toContain('stored in data format "v2"');
       expect(await redis.exists(queueKeys(queue).pending)).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+  it('keeps the reaper off a registered queue in a newer format, while it reaps the others', async () => {
+    const future = uniqueQueue('reap-future');
+    const current = uniqueQueue('reap-current');
+    const expiredClaim = async (queue: string): Promise<string> => {
+      const ctx = scriptContext(redis, queue);
+      const [id] = await enqueueJobs(ctx, [jobRecord(idMinter(47)())], 60_000).then((r) =>
+        r.map((o) => o.id),
+      );
+      const [job] = (await claimJobs(ctx, { count: 1, leaseMs: 1_000, claimantPrefix: 'gone' })).jobs;
+      await backdate(redis, queueKeys(queue).active, job.id);
+      await redis.sadd(QUEUE_REGISTRY_KEY, queue);
+      return id;
+    };
+    const futureId = await expiredClaim(future);
+    const currentId = await expiredClaim(current);
+    await redis.set(queueKeys(future).format, String(DATA_FORMAT + 1));
+    await redis.set(queueKeys(current).format, String(DATA_FORMAT));
+
+    @Processor(uniqueQueue('reap-other'))
+    class Other {
+      process(): void {}
+    }
+    const log = new CapturedLog();
+    const moduleRef = await Test.createTestingModule({
+      imports: [EchoMqModule.forRoot({ connection: { url: redisUrl() }, reaper: { intervalMs: 100 } })],
+      providers: [Other],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: log });
+    await app.init();
+    try {
+      const queues = app.get(QueueService);
+      const reaped = new Promise<void>((resolve) => {
+        void queues.subscribe(current, (event) => {
+          if (event.type === 'reaped' && event.ids.includes(currentId)) resolve();
+        });
+      });
+      // The job of the current queue may already be back in pending when the listener starts.
+      const [refusedLine] = await log.waitFor(
+        (line) => line.level === 'warn' && line.message.includes(`Reaper leaves queue ${future} alone`),
+      );
+      expect(refusedLine.message).toContain(`data format ${DATA_FORMAT + 1}`);
+      if ((await queues.getJob(current, currentId))?.state !== 'pending') await reaped;
+      expect((await queues.getJob(current, currentId))?.state).toBe('pending');
+      expect(await redis.zscore(queueKeys(future).active, futureId)).not.toBeNull();
+      expect(await redis.zscore(queueKeys(future).pending, futureId)).toBeNull();
     } finally {
       await app.close();
     }

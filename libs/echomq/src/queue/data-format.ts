@@ -8,7 +8,8 @@ import type { ScriptContext } from '../scripts';
  *
  * Format 1: the four state sets (pending and dead scored 0 and ordered by id, active scored
  * by lease deadline, schedule by run-at), rows as hashes with the one-letter fields of
- * docs/model.md (`d` chunked data, `n`, `m`, `a`, `b`, `c`, `e`, `r`, `f`, `k`, `p`), the
+ * docs/model.md (`d` chunked data, `n`, `m` (a job's own budget), `w`, `o`, `a`, `b`, `c`, `e`, `r`,
+ * `f`, `k`, `p`), the
  * metrics hash, the event stream, the wake list, the pause flag, idempotency and reply keys.
  * A queue written before formats were recorded is format 1.
  */
@@ -30,4 +31,16 @@ export async function ensureDataFormat(ctx: ScriptContext): Promise<number> {
   const format = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : Number.NaN;
   if (!(format <= DATA_FORMAT)) throw new DataFormatError(keys.queue, text, DATA_FORMAT);
   return format;
+}
+
+/**
+ * Reads a queue's recorded format without writing one: for processes that touch queues
+ * they do not otherwise use (the reaper walks every registered queue).
+ * @throws DataFormatError when the stored format is newer than DATA_FORMAT.
+ */
+export async function checkDataFormat(ctx: ScriptContext): Promise<void> {
+  const text = await ctx.redis.get(ctx.keys.format);
+  if (text === null) return;
+  const format = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(format <= DATA_FORMAT)) throw new DataFormatError(ctx.keys.queue, text, DATA_FORMAT);
 }

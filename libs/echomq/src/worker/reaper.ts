@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { queueRegistryKey } from '../keyspace';
 import { QueueService } from '../queue/queue.service';
 import { promoteDue, reapExpired } from '../scripts';
+import { FormatGate } from './format-gate';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 
 /** Script calls per queue per tick and per kind; a backlog larger than this waits for the next tick. */
@@ -38,6 +39,7 @@ const PRUNE_PARALLEL = 32;
 @Injectable()
 export class Reaper {
   private readonly logger = new Logger('EchoMQ');
+  private readonly formats = new FormatGate(this.logger);
   private starter?: NodeJS.Timeout;
   private interval?: NodeJS.Timeout;
   private ticking = false;
@@ -89,6 +91,7 @@ export class Reaper {
       for (const queue of queues) {
         try {
           const ctx = this.queues.context(queue);
+          if (!(await this.formats.allows(ctx))) continue;
           for (let call = 0; call < CALLS_PER_TICK && (await reapExpired(ctx, batch)).more; call++);
           for (let call = 0; call < CALLS_PER_TICK && (await promoteDue(ctx, batch)).more; call++);
         } catch (error) {
@@ -115,7 +118,10 @@ export class Reaper {
       await Promise.all(
         chunk.map(async (queue) => {
           try {
-            if (await this.pruneOne(queue)) pruned.push(queue);
+            if (await this.pruneOne(queue)) {
+              pruned.push(queue);
+              this.formats.forget(queue);
+            }
           } catch (error) {
             this.logger.warn(
               `Reaper could not check queue ${queue} for idleness: ${(error as Error).message}`,
