@@ -14,6 +14,7 @@ describe('api configuration', () => {
       EMQ_THROTTLE_LIMIT: 6000,
       EMQ_THROTTLE_TTL_MS: 60_000,
       EMQ_NODE_ID: undefined,
+      EMQ_KEY_PREFIX: undefined,
     });
   });
 
@@ -28,12 +29,14 @@ describe('api configuration', () => {
       EMQ_THROTTLE_LIMIT: '0',
       EMQ_THROTTLE_TTL_MS: '1000',
       EMQ_NODE_ID: '1023',
+      EMQ_KEY_PREFIX: 'staging',
     });
     expect(env).toMatchObject({
       PORT: 8080,
       EMQ_BODY_LIMIT: 512 * 1024,
       EMQ_THROTTLE_LIMIT: 0,
       EMQ_NODE_ID: 1023,
+      EMQ_KEY_PREFIX: 'staging',
     });
     expect(validateEnvironment({ EMQ_API_TOKEN: '', PORT: ' ' })).toMatchObject({
       EMQ_API_TOKEN: undefined,
@@ -54,6 +57,8 @@ describe('api configuration', () => {
     ['EMQ_THROTTLE_LIMIT', '-1'],
     ['EMQ_THROTTLE_TTL_MS', '0'],
     ['EMQ_NODE_ID', '1024'],
+    ['EMQ_KEY_PREFIX', 'a:b'],
+    ['EMQ_KEY_PREFIX', '{emq}'],
     ['HOST', 'a b'],
   ])('refuses %s=%j with a message naming it', (name, value) => {
     expect(() => validateEnvironment({ [name]: value })).toThrow(name);

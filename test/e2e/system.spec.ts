@@ -11,6 +11,8 @@ import { redisUrl } from '../support/redis';
  * through it, exactly as `npm start` runs them. This is the only suite that uses
  * the `demo` queue, so nothing else competes for its jobs.
  */
+const KEY_PREFIX = `sys-${process.pid}`;
+
 describe('the api and the worker together', () => {
   let api: RunningApi;
   let worker: INestApplicationContext;
@@ -18,12 +20,18 @@ describe('the api and the worker together', () => {
 
   beforeAll(async () => {
     worker = await NestFactory.createApplicationContext(
-      WorkerModule.forConfig({ redisUrl: redisUrl(), demoConcurrency: 10, shutdownGraceMs: 500 }),
+      WorkerModule.forConfig({
+        redisUrl: redisUrl(),
+        demoConcurrency: 10,
+        shutdownGraceMs: 500,
+        keyPrefix: KEY_PREFIX,
+      }),
       { logger: ['error'] },
     );
     await worker.init();
     queues = worker.get(QueueService);
-    api = await startApi();
+    // Both apps under one key prefix of their own (EMQ_KEY_PREFIX): they meet only if they agree.
+    api = await startApi({ EMQ_KEY_PREFIX: KEY_PREFIX });
   });
 
   afterAll(async () => {

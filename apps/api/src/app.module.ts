@@ -27,6 +27,7 @@ export class AppModule {
           useFactory: (config: ApiConfig) => ({
             connection: { url: config.redisUrl },
             ...(config.nodeId !== undefined ? { nodeId: config.nodeId } : {}),
+            ...(config.keyPrefix !== undefined ? { keyPrefix: config.keyPrefix } : {}),
             ...(config.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.maxPayloadBytes } : {}),
           }),
         }),

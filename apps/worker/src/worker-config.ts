@@ -1,8 +1,12 @@
+import { DEFAULT_KEY_PREFIX, isValidKeyPrefix, KEY_PREFIX_RULE } from '@app/echomq/internal';
+
 /** The worker's settings from the environment; a bad value stops the process with its name. */
 export interface WorkerConfig {
   readonly redisUrl: string;
   readonly demoConcurrency: number;
   readonly shutdownGraceMs: number;
+  /** EMQ_KEY_PREFIX: the key prefix of every EchoMQ key; the api must use the same one. */
+  readonly keyPrefix: string;
 }
 
 function integerFromEnv(
@@ -26,8 +30,13 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!/^rediss?:\/\//.test(redisUrl)) {
     throw new Error(`REDIS_URL must start with redis:// or rediss://, got ${JSON.stringify(redisUrl)}`);
   }
+  const keyPrefix = env.EMQ_KEY_PREFIX || DEFAULT_KEY_PREFIX;
+  if (!isValidKeyPrefix(keyPrefix)) {
+    throw new Error(`EMQ_KEY_PREFIX must be ${KEY_PREFIX_RULE}, got ${JSON.stringify(keyPrefix)}`);
+  }
   return {
     redisUrl,
+    keyPrefix,
     demoConcurrency: integerFromEnv(env, 'EMQ_DEMO_CONCURRENCY', 50, 1, 10_000),
     shutdownGraceMs: integerFromEnv(env, 'EMQ_SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
   };

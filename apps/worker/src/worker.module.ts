@@ -14,6 +14,7 @@ export class WorkerModule {
       imports: [
         EchoMqModule.forRoot({
           connection: { url: config.redisUrl },
+          keyPrefix: config.keyPrefix,
           shutdownGraceMs: config.shutdownGraceMs,
           queues: {
             [DEMO_QUEUE]: { concurrency: config.demoConcurrency, retainCompletedMs: HOUR_MS, maxAttempts: 3 },

@@ -42,4 +42,8 @@ export class ApiConfig {
   get nodeId(): number | undefined {
     return this.config.get('EMQ_NODE_ID', { infer: true });
   }
+
+  get keyPrefix(): string | undefined {
+    return this.config.get('EMQ_KEY_PREFIX', { infer: true });
+  }
 }

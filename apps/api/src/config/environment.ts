@@ -1,4 +1,4 @@
-import { PAYLOAD_MAX_BYTES } from '@app/echomq/internal';
+import { isValidKeyPrefix, KEY_PREFIX_RULE, PAYLOAD_MAX_BYTES } from '@app/echomq/internal';
 import { parseByteSize } from './byte-size';
 
 /**
@@ -20,6 +20,8 @@ export interface ApiEnvironment {
   readonly EMQ_THROTTLE_TTL_MS: number;
   /** Snowflake node number for minted ids; absent leases one from Redis. */
   readonly EMQ_NODE_ID?: number;
+  /** The key prefix of every EchoMQ key (the library's keyPrefix); absent keeps `emq`. */
+  readonly EMQ_KEY_PREFIX?: string;
 }
 
 export type RawEnvironment = Readonly<Record<string, string | undefined>>;
@@ -110,6 +112,12 @@ function apiToken(env: RawEnvironment, problems: Problems): string | undefined {
   return text;
 }
 
+function keyPrefix(env: RawEnvironment, problems: Problems): string | undefined {
+  const text = raw(env, 'EMQ_KEY_PREFIX');
+  if (text === undefined || isValidKeyPrefix(text)) return text;
+  return problems.add('EMQ_KEY_PREFIX', KEY_PREFIX_RULE, text);
+}
+
 /**
  * Validates the environment (the `validate` function given to ConfigModule).
  * Throws one Error naming every bad variable, which stops the app at boot.
@@ -128,6 +136,7 @@ export function validateEnvironment(env: RawEnvironment): ApiEnvironment {
     EMQ_THROTTLE_TTL_MS:
       integer(env, problems, 'EMQ_THROTTLE_TTL_MS', 1, 86_400_000) ?? ENV_DEFAULTS.EMQ_THROTTLE_TTL_MS,
     EMQ_NODE_ID: integer(env, problems, 'EMQ_NODE_ID', 0, 1023),
+    EMQ_KEY_PREFIX: keyPrefix(env, problems),
   };
   if (problems.list.length > 0) {
     throw new Error(`Invalid environment: ${problems.list.join('; ')}`);
