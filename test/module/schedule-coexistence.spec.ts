@@ -1,6 +1,6 @@
-import { Injectable, type INestApplication, type Type } from '@nestjs/common';
+import { Injectable, Module, type INestApplication, type Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { Interval, ScheduleModule } from '@nestjs/schedule';
+import { Interval, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { EchoMqModule, Processor } from '@app/echomq';
 import { Reaper } from '@app/echomq/internal';
@@ -36,6 +36,15 @@ class AppHeartbeat {
     ticks.record();
   }
 }
+
+/** A provider of a feature module that manages the app's schedules at run time, as apps do. */
+@Injectable()
+class Jobs {
+  constructor(readonly registry: SchedulerRegistry) {}
+}
+
+@Module({ providers: [Jobs], exports: [Jobs] })
+class JobsModule {}
 
 const apps: INestApplication[] = [];
 
@@ -95,5 +104,15 @@ describe('the application’s own schedules next to EchoMQ', () => {
     expect(reapers).toHaveLength(1);
     expect(reapers[0].running).toBe(true);
     expect(() => reapers[0].start([])).toThrow('already running');
+  });
+
+  it.each([
+    ['before EchoMqModule', () => [ScheduleModule.forRoot(), echomq()]],
+    ['after EchoMqModule', () => [echomq(), ScheduleModule.forRoot()]],
+  ])('the app’s SchedulerRegistry, imported %s, is the one holding its handlers', async (_case, imports) => {
+    ticks = new Ticks();
+    const app = await boot([...imports(), JobsModule], [AppHeartbeat]);
+    // What a feature module's provider is injected with: the global registry.
+    expect(app.get(Jobs).registry.getIntervals()).toHaveLength(1);
   });
 });
