@@ -90,15 +90,19 @@ describe('typed queues', () => {
     },
   );
 
-  it('stores and hands the handler what the schema made of the data (its output)', async () => {
+  it('stores the payload as enqueued and hands the handler what the schema makes of it, even a transform', async () => {
     const Greetings = defineQueue(uniqueQueue('output'), {
-      data: z.object({ name: z.string(), greeting: z.string().default('hello') }),
+      data: z.object({
+        name: z.string(),
+        greeting: z.string().default('hello'),
+        at: z.string().transform((text) => Date.parse(text)),
+      }),
     });
     const seen: unknown[] = [];
 
     @Processor(Greetings, { retainCompletedMs: 60_000 })
     class Greeter {
-      process(job: Job<{ name: string; greeting: string }>): string {
+      process(job: Job<{ name: string; greeting: string; at: number }>): string {
         seen.push(job.data);
         return `${job.data.greeting} ${job.data.name}`;
       }
@@ -106,10 +110,14 @@ describe('typed queues', () => {
 
     const app = await boot([], [Greeter]);
     const handle = app.get(QueueService).queue(Greetings);
-    const id = await handle.enqueue({ name: 'Ada', greeting: undefined as unknown as string });
+    const id = await handle.enqueue({ name: 'Ada', at: '2026-12-01T00:00:00Z' });
     await expect(handle.waitFor(id, 10_000)).resolves.toBe('hello Ada');
-    expect(seen).toEqual([{ name: 'Ada', greeting: 'hello' }]);
-    expect((await handle.getJob(id))?.data).toEqual({ name: 'Ada', greeting: 'hello' });
+    // Parsed once, at claim: a transforming schema never meets its own output.
+    expect(seen).toEqual([{ name: 'Ada', greeting: 'hello', at: Date.parse('2026-12-01T00:00:00Z') }]);
+    expect(await handle.getJob(id)).toMatchObject({
+      state: 'completed',
+      data: { name: 'Ada', at: '2026-12-01T00:00:00Z' },
+    });
   });
 
   it('a job enqueued without the schema (another producer) is checked at claim and goes to dead, not retried', async () => {

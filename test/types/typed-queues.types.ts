@@ -104,12 +104,33 @@ export class Producer {
   }
 }
 
-// Types come from a Standard Schema when one is given.
-declare const signupSchema: StandardSchemaV1<unknown, { readonly email: string }>;
+// Types come from a Standard Schema when one is given: producers enqueue its input type,
+// handlers receive its output type.
+declare const signupSchema: StandardSchemaV1<
+  { readonly email: string; readonly at: string },
+  { readonly email: string; readonly at: number }
+>;
 const Signups = defineQueue('signups', { data: signupSchema });
 
 export async function enqueueSignup(queues: QueueService): Promise<void> {
-  await queues.queue(Signups).enqueue({ email: 'a@example.com' });
-  // @ts-expect-error the schema's output type is the payload type
-  await queues.queue(Signups).enqueue({ mail: 'a@example.com' });
+  await queues.queue(Signups).enqueue({ email: 'a@example.com', at: '2026-12-01' });
+  // @ts-expect-error the schema's input type is the payload type
+  await queues.queue(Signups).enqueue({ mail: 'a@example.com', at: '2026-12-01' });
+  // @ts-expect-error producers give the input (a string), not the output (a number)
+  await queues.queue(Signups).enqueue({ email: 'a@example.com', at: 1 });
+}
+
+@Processor(Signups)
+export class SignupProcessor {
+  process(job: Job<{ readonly email: string; readonly at: number }>): number {
+    return job.data.at;
+  }
+}
+
+// @ts-expect-error the handler receives the output (at: number), not the input
+@Processor(Signups)
+export class SignupInputProcessor {
+  process(job: Job<{ readonly email: string; readonly at: string }>): string {
+    return job.data.at;
+  }
 }

@@ -13,6 +13,7 @@ export {
   type QueueSchemas,
   type QueueRef,
   type DataOf,
+  type InputOf,
   type ResultOf,
 } from './queue/queue-definition';
 export { QueueService } from './queue/queue.service';

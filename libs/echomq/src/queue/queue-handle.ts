@@ -4,7 +4,7 @@ import type { RemovedFrom } from '../scripts/remove';
 import type { QueueEventListener } from '../events/queue-event';
 import type { EnqueueOptions, JobToEnqueue } from './enqueue-options';
 import type { JobView } from './job-view';
-import type { DataOf, QueueDefinition, ResultOf } from './queue-definition';
+import type { InputOf, QueueDefinition, ResultOf } from './queue-definition';
 import type { BrowseOptions, QueueCounts } from './reads';
 import type { QueueService } from './queue.service';
 
@@ -15,10 +15,13 @@ import type { QueueService } from './queue.service';
  *   constructor(@InjectQueue(Emails) private readonly emails: QueueHandle<typeof Emails>) {}
  *   await this.emails.enqueue({ to: 'a@example.com' });   // data must be EmailData
  *
+ * Payloads are typed as enqueued and stored (a data schema's input type, InputOf); the
+ * handler receives the schema's output (DataOf).
+ *
  * Every method is QueueService's, with the queue bound and the payload and result typed;
  * the data schema, if the definition has one, is checked at enqueue.
  */
-export class QueueHandle<Q extends QueueDefinition<unknown, unknown>> {
+export class QueueHandle<Q extends QueueDefinition<unknown, unknown, unknown>> {
   readonly name: string;
 
   constructor(
@@ -28,16 +31,16 @@ export class QueueHandle<Q extends QueueDefinition<unknown, unknown>> {
     this.name = definition.name;
   }
 
-  enqueue(data: DataOf<Q>, options?: EnqueueOptions): Promise<JobId> {
+  enqueue(data: InputOf<Q>, options?: EnqueueOptions): Promise<JobId> {
     return this.queues.enqueue(this.name, data, options);
   }
 
-  enqueueMany(jobs: readonly JobToEnqueue<DataOf<Q>>[]): Promise<JobId[]> {
+  enqueueMany(jobs: readonly JobToEnqueue<InputOf<Q>>[]): Promise<JobId[]> {
     return this.queues.enqueueMany(this.name, jobs);
   }
 
-  getJob(id: string): Promise<JobView<DataOf<Q>, ResultOf<Q>> | undefined> {
-    return this.queues.getJob(this.name, id) as Promise<JobView<DataOf<Q>, ResultOf<Q>> | undefined>;
+  getJob(id: string): Promise<JobView<InputOf<Q>, ResultOf<Q>> | undefined> {
+    return this.queues.getJob(this.name, id) as Promise<JobView<InputOf<Q>, ResultOf<Q>> | undefined>;
   }
 
   /** Resolves with the job's result once it completes (typed by the definition); see QueueService.waitFor. */
@@ -49,8 +52,8 @@ export class QueueHandle<Q extends QueueDefinition<unknown, unknown>> {
     return this.queues.browse(this.name, state, options);
   }
 
-  listJobs(state: StateSet, options?: BrowseOptions): Promise<JobView<DataOf<Q>, ResultOf<Q>>[]> {
-    return this.queues.listJobs(this.name, state, options) as Promise<JobView<DataOf<Q>, ResultOf<Q>>[]>;
+  listJobs(state: StateSet, options?: BrowseOptions): Promise<JobView<InputOf<Q>, ResultOf<Q>>[]> {
+    return this.queues.listJobs(this.name, state, options) as Promise<JobView<InputOf<Q>, ResultOf<Q>>[]>;
   }
 
   counts(): Promise<QueueCounts> {

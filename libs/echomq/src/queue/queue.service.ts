@@ -157,7 +157,7 @@ export class QueueService {
     }
     if (jobs.length === 0) return [];
     const schema = this.definitions.get(queue)?.schemas.data;
-    if (schema) jobs = await checkJobData(queue, schema, jobs);
+    if (schema) await checkJobData(queue, schema, jobs);
     // Only the job's own maxAttempts goes on its row: this process's configuration does not
     // decide the budget of jobs that other processes serve.
     const ids = await this.mintIds(jobs.length);

@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../errors';
 import type { JobId } from '../ids';
 import type { StateSet } from '../keyspace';
 import type { JobView } from '../queue/job-view';
-import { queueNameOf, type DataOf, type QueueRef, type ResultOf } from '../queue/queue-definition';
+import { queueNameOf, type InputOf, type QueueRef, type ResultOf } from '../queue/queue-definition';
 import { QueueService } from '../queue/queue.service';
 import { ProcessorExplorer } from '../worker/processor-explorer';
 import { expectSome } from './expectation';
@@ -18,8 +18,8 @@ const REMEMBERED_MAX = 10_000;
 const WAITING: readonly StateSet[] = ['pending', 'schedule'];
 
 /** A job of queue Q as the kit returns it: typed by Q's definition, unknown for a queue given by name. */
-type ViewOf<Q> = JobView<DataOf<Q>, ResultOf<Q>>;
-type MatchOf<Q> = JobMatch<DataOf<Q>, ResultOf<Q>>;
+type ViewOf<Q> = JobView<InputOf<Q>, ResultOf<Q>>;
+type MatchOf<Q> = JobMatch<InputOf<Q>, ResultOf<Q>>;
 
 /**
  * Runs and inspects the queues of one Nest application in a test: runUntilIdle() runs
@@ -90,7 +90,7 @@ export class EchoMqTestKit {
   /** The waiting jobs that match; throws JobExpectationError listing the waiting jobs when none does. */
   async expectEnqueued<Q extends QueueRef>(queue: Q, match: MatchOf<Q>): Promise<ViewOf<Q>[]> {
     const name = queueNameOf(queue);
-    const all = await readJobs<DataOf<Q>, ResultOf<Q>>(this.queues, name, WAITING);
+    const all = await readJobs<InputOf<Q>, ResultOf<Q>>(this.queues, name, WAITING);
     return expectSome(`expectEnqueued('${name}')`, 'pending or scheduled', all, match);
   }
 
@@ -102,7 +102,7 @@ export class EchoMqTestKit {
   /** The dead jobs that match; throws JobExpectationError listing the dead jobs when none does. */
   async expectDead<Q extends QueueRef>(queue: Q, match: MatchOf<Q>): Promise<ViewOf<Q>[]> {
     const name = queueNameOf(queue);
-    const all = await readJobs<DataOf<Q>, ResultOf<Q>>(this.queues, name, ['dead']);
+    const all = await readJobs<InputOf<Q>, ResultOf<Q>>(this.queues, name, ['dead']);
     return expectSome(`expectDead('${name}')`, 'dead', all, match);
   }
 
@@ -113,14 +113,14 @@ export class EchoMqTestKit {
    */
   async completed<Q extends QueueRef>(queue: Q, match?: MatchOf<Q>): Promise<ViewOf<Q>[]> {
     const name = queueNameOf(queue);
-    const views = await this.completedViews<DataOf<Q>, ResultOf<Q>>(name);
+    const views = await this.completedViews<InputOf<Q>, ResultOf<Q>>(name);
     return views.filter((view) => mismatchOf(view, match) === undefined);
   }
 
   /** The completed jobs that match (see completed()); throws JobExpectationError when none does. */
   async expectCompleted<Q extends QueueRef>(queue: Q, match: MatchOf<Q>): Promise<ViewOf<Q>[]> {
     const name = queueNameOf(queue);
-    const views = await this.completedViews<DataOf<Q>, ResultOf<Q>>(name);
+    const views = await this.completedViews<InputOf<Q>, ResultOf<Q>>(name);
     const ran = this.completedIds.get(name)?.length ?? 0;
     const unkept = ran - views.length;
     const note =

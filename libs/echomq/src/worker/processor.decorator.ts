@@ -57,11 +57,14 @@ export type TypedMethodDecorator<D, R> = <M extends HandlerOf<D, R>>(
  * definition's schemas are checked when a job is claimed and before it completes.
  */
 export function Processor<D, R>(
-  queue: QueueDefinition<D, R>,
+  queue: QueueDefinition<D, R, unknown>,
   options?: QueueOptions,
 ): TypedClassDecorator<D, R>;
 export function Processor(queue: string, options?: QueueOptions): ClassDecorator;
-export function Processor(queue: QueueRef, options: QueueOptions = {}): ClassDecorator {
+export function Processor(
+  queue: QueueRef | QueueDefinition<unknown, unknown, unknown>,
+  options: QueueOptions = {},
+): ClassDecorator {
   const metadata: ProcessorMetadata = isQueueDefinition(queue)
     ? { queue: queueNameOf(queue), options, definition: queue }
     : { queue: assertQueueName(queue), options };
@@ -73,9 +76,12 @@ export function Processor(queue: QueueRef, options: QueueOptions = {}): ClassDec
  * `@Handle(Emails, 'welcome')` also checks the method's type against the queue's:
  * it must take Job<D> and return R.
  */
-export function Handle<D, R>(queue: QueueDefinition<D, R>, name: string): TypedMethodDecorator<D, R>;
+export function Handle<D, R>(queue: QueueDefinition<D, R, unknown>, name: string): TypedMethodDecorator<D, R>;
 export function Handle(name: string): MethodDecorator;
-export function Handle(queueOrName: QueueDefinition | string, maybeName?: string): MethodDecorator {
+export function Handle(
+  queueOrName: QueueDefinition<unknown, unknown, unknown> | string,
+  maybeName?: string,
+): MethodDecorator {
   const name = typeof queueOrName === 'string' ? queueOrName : maybeName;
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError('@Handle needs a non-empty job name');
