@@ -4,7 +4,12 @@
 // The module and its options.
 export { EchoMqModule } from './module/echomq.module';
 export { ECHOMQ_OPTIONS } from './module/module-definition';
-export type { EchoMqModuleOptions, EchoMqConnection, ReaperOptions } from './module/echomq-options';
+export type {
+  EchoMqModuleOptions,
+  EchoMqConnection,
+  ReaperOptions,
+  ResolvedModuleSettings,
+} from './module/echomq-options';
 
 // Producing and administering jobs.
 export {
@@ -19,7 +24,7 @@ export {
 export { QueueService } from './queue/queue.service';
 export { QueueHandle } from './queue/queue-handle';
 export { InjectQueue, queueToken } from './module/queue-feature';
-export type { QueueOptions, BackoffPolicy } from './queue/queue-options';
+export type { QueueOptions, BackoffPolicy, ResolvedQueueOptions } from './queue/queue-options';
 export type { EnqueueOptions, JobToEnqueue } from './queue/enqueue-options';
 export type { JobView } from './queue/job-view';
 export type { JobState } from './scripts/job-view';

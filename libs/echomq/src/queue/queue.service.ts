@@ -76,6 +76,7 @@ export class QueueService {
   }
 
   /**
+   * @internal For the worker runtime; no stability promise.
    * Records the options of the @Processor serving `queue` in this application, so that
    * queueOptions reports what this process serves it with. Nothing of them is written at
    * enqueue: a job without its own maxAttempts or backoff takes those of the worker that
@@ -85,7 +86,7 @@ export class QueueService {
     this.processorOptions.set(queue, options);
   }
 
-  /** Script context of one queue (validates the name). Used by the worker runtime. */
+  /** @internal Script context of one queue (validates the name), for the worker runtime. */
   context(queue: string): ScriptContext {
     let ctx = this.contexts.get(queue);
     if (!ctx) {
@@ -101,6 +102,7 @@ export class QueueService {
   }
 
   /**
+   * @internal For the worker runtime; no stability promise.
    * Readies a queue for this process (again once a minute while in use): the server is a
    * Redis new enough, the queue's data format is one this code knows (recorded on first use),
    * and the queue is in the registry that reapers and tools read (docs/upgrading.md).
@@ -110,7 +112,7 @@ export class QueueService {
     await this.registration.register(this.context(queue));
   }
 
-  /** Writes queue names to the registry again, whatever this process remembers (one command). */
+  /** @internal Writes queue names to the registry again, whatever this process remembers (one command). */
   async reregister(queues: readonly string[]): Promise<void> {
     await this.registration.reregister(queues);
   }
@@ -125,6 +127,7 @@ export class QueueService {
   }
 
   /**
+   * @internal For the worker runtime; no stability promise.
    * Declares a typed definition (forFeature and @Processor do). One name may be declared by
    * several modules with the same definition; two definitions with different schemas are refused.
    */
@@ -132,7 +135,7 @@ export class QueueService {
     this.definitions.use(definition);
   }
 
-  /** The definition declared for a queue name in this application, if any. */
+  /** @internal The definition declared for a queue name in this application, if any. */
   definitionOf(queue: string): QueueDefinition | undefined {
     return this.definitions.get(queue);
   }

@@ -1,4 +1,4 @@
-import { isTransientRedisError, RedisUnavailableError } from '../errors';
+import { isTransientRedisError, OutcomeUnknownError, RedisUnavailableError } from '../errors';
 
 export interface RepeatOptions {
   /** Local clock (ms) after which the last transient error is thrown instead of repeating. */
@@ -24,15 +24,19 @@ const MAX_DELAY_MS = 2_000;
  * effect returns the recorded outcome instead of acting twice.
  */
 export async function repeatUntilKnown<T>(call: () => Promise<T>, options: RepeatOptions): Promise<T> {
+  // The first try whose outcome is unknown: once one may have taken effect, a later
+  // "never sent" no longer means nothing was written, and must not be reported as such.
+  let unknown: OutcomeUnknownError | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
+      if (error instanceof OutcomeUnknownError) unknown ??= error;
       const repeatable =
         isTransientRedisError(error) &&
         (options.retryUnavailable !== false || !(error instanceof RedisUnavailableError));
       if (!repeatable || Date.now() >= options.untilMs || options.stopped?.()) {
-        throw error;
+        throw error instanceof RedisUnavailableError && unknown ? unknown : error;
       }
       options.onRepeat?.(error, attempt);
       const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (attempt - 1));
