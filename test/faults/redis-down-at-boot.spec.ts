@@ -5,8 +5,11 @@ import net from 'node:net';
 import {
   EchoMqModule,
   InvalidOptionError,
+  OnQueueEvent,
+  QueueEventsListener,
   QueueService,
   RedisUnavailableError,
+  type CompletedEvent,
   type EchoMqModuleOptions,
   type Job,
 } from '@app/echomq';
@@ -149,6 +152,34 @@ describe('applications booted while Redis is down', () => {
 
     expect(log.matching(cannotReach(target))).toHaveLength(2);
     expect(log.lines.filter((line) => line.message.includes(PASSWORD))).toEqual([]);
+    expect(unhandled).toEqual([]);
+  });
+  it('an app with a queue-events listener boots, and hears events once Redis starts', async () => {
+    const port = await freePort();
+    const target = `127.0.0.1:${port}`;
+    const connection = { url: `redis://app:${PASSWORD}@${target}` };
+    const queue = uniqueQueue('listener-down');
+    const heard = new DeferredMap<unknown>();
+
+    @QueueEventsListener(queue)
+    class Completions {
+      @OnQueueEvent('completed')
+      completed(event: CompletedEvent): void {
+        event.ids.forEach((id, index) => heard.get(id).resolve(event.results[index]));
+      }
+    }
+    const Worker = processorClass(queue, { leaseMs: 2_000 }, () => 'done');
+    const log = new CapturedLog();
+    const listener = await boot(log, connection, [Completions]);
+    await boot(log, connection, [Worker]);
+    await log.waitFor(cannotReach(target), 2);
+
+    servers.push(await RedisServer.start({ port, args: WITH_USER }));
+    await log.waitFor((line) => line.message.startsWith(`Listening to events of queue ${queue}`));
+    const id = await listener.get(QueueService).enqueue(queue, 'after');
+    await expect(
+      withTimeout(heard.get(id).promise, 15_000, 'the listener never heard the job'),
+    ).resolves.toBe('done');
     expect(unhandled).toEqual([]);
   });
 });

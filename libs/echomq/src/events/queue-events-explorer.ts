@@ -8,7 +8,8 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { RedisConnections } from '../connection/redis-connections';
-import { ProcessorDefinitionError } from '../errors';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isTransientRedisError, ProcessorDefinitionError } from '../errors';
 import { QueueService } from '../queue/queue.service';
 import { readProcessorMetadata } from '../worker/processor-definition';
 import { callIsolated } from './isolate';
@@ -46,11 +47,16 @@ interface QueueRoute {
  * bootstrap (one subscription per queue, shared by its listeners), unsubscribe when
  * shutdown begins. Runs in every application, producer-only ones included.
  */
+/** How often a listener whose subscription failed at boot (Redis down) tries again. */
+const LISTEN_RETRY_MS = 1_000;
+
 @Injectable()
 export class QueueEventsExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('EchoMQ');
   private readonly routes = new Map<string, QueueRoute>();
   private unsubscribes: (() => void)[] = [];
+  /** Ends the background subscriptions of queues Redis was down for at boot. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -74,19 +80,50 @@ export class QueueEventsExplorer implements OnModuleInit, OnApplicationBootstrap
   async onApplicationBootstrap(): Promise<void> {
     try {
       for (const [queue, route] of this.routes) {
-        this.unsubscribes.push(
-          await this.queues.subscribe(queue, (event) => this.route(queue, route, event)),
-        );
-        this.logger.log(`Listening to events of queue ${queue} (${route.handlers.length} handlers)`);
+        try {
+          await this.listen(queue, route);
+        } catch (error) {
+          // Redis down at boot: the application still boots; this queue is listened to
+          // as soon as Redis answers.
+          if (!isTransientRedisError(error)) throw error;
+          void this.listenOnceReachable(queue, route);
+        }
       }
     } catch (error) {
       this.unsubscribeAll();
+      // Nest runs no shutdown hooks for an application whose bootstrap failed.
+      await this.connections.onApplicationShutdown();
       throw error;
     }
   }
 
   beforeApplicationShutdown(): void {
+    this.stopping.abort();
     this.unsubscribeAll();
+  }
+
+  private async listen(queue: string, route: QueueRoute): Promise<void> {
+    this.unsubscribes.push(await this.queues.subscribe(queue, (event) => this.route(queue, route, event)));
+    this.logger.log(`Listening to events of queue ${queue} (${route.handlers.length} handlers)`);
+  }
+
+  private async listenOnceReachable(queue: string, route: QueueRoute): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      await sleep(LISTEN_RETRY_MS, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) return;
+      try {
+        await this.listen(queue, route);
+        // Shut down while subscribing: the subscription just made must not outlive the app.
+        if (signal.aborted) this.unsubscribeAll();
+        return;
+      } catch (error) {
+        if (!isTransientRedisError(error)) {
+          this.logger.error(`Not listening to events of queue ${queue}: ${(error as Error).message}`);
+          return;
+        }
+      }
+    }
   }
 
   private unsubscribeAll(): void {
