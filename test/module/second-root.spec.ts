@@ -9,7 +9,8 @@ import {
   QueueService,
   type Job,
 } from '@app/echomq';
-import { ProcessorExplorer } from '@app/echomq/internal';
+import { ProcessorExplorer, RedisConnections } from '@app/echomq/internal';
+import { once } from 'node:events';
 import { redisUrl, uniqueQueue } from '../support/redis';
 
 const root = (): ReturnType<typeof EchoMqModule.forRoot> =>
@@ -41,10 +42,22 @@ describe('one EchoMqModule root per application', () => {
     @Module({ imports: [root()], providers: [Worker] })
     class FeatureModule {}
 
-    const booting = init([root(), FeatureModule]);
+    const moduleRef = await Test.createTestingModule({ imports: [root(), FeatureModule] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    const booting = app.init();
     await expect(booting).rejects.toBeInstanceOf(ModuleImportedTwiceError);
     await expect(booting).rejects.toMatchObject({ code: 'MODULE_IMPORTED_TWICE', imports: 2 });
     await expect(booting).rejects.toThrow(/forFeature/);
+    // Both roots' connections are closed: nothing keeps a process that handles the error alive.
+    const clients = app
+      .get(DiscoveryService)
+      .getProviders()
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is RedisConnections => instance instanceof RedisConnections)
+      .map((connections) => connections.client);
+    expect(clients).toHaveLength(2);
+    for (const client of clients) if (client.status !== 'end') await once(client, 'end');
+    expect(clients.map((client) => client.status)).toEqual(['end', 'end']);
   });
 
   it('refuses forRoot next to forRootAsync', async () => {

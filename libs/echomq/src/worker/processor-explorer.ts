@@ -99,7 +99,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
 
   async onModuleInit(): Promise<void> {
     try {
-      this.refuseSecondRoot();
+      await this.refuseSecondRoot();
       this.discover();
     } catch (error) {
       // Nest runs no shutdown hooks for an application whose init failed, so close the
@@ -114,11 +114,18 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
    * the application (twice the concurrency, twice the connections), so one application
    * holds one root: a second is refused at boot, naming the fix.
    */
-  private refuseSecondRoot(): void {
-    const roots = this.discovery
-      .getProviders()
-      .filter((wrapper) => wrapper.metatype === ProcessorExplorer).length;
-    if (roots > 1) throw new ModuleImportedTwiceError(roots);
+  private async refuseSecondRoot(): Promise<void> {
+    const providers = this.discovery.getProviders();
+    const roots = providers.filter((wrapper) => wrapper.metatype === ProcessorExplorer).length;
+    if (roots <= 1) return;
+    // Init stops at the first refusal and Nest runs no shutdown hooks: close every root's
+    // connections (and node lease), not only this one's, or a process that handles the
+    // error keeps the others' sockets and timers alive.
+    const connections = providers
+      .map((wrapper) => wrapper.instance as unknown)
+      .filter((instance): instance is RedisConnections => instance instanceof RedisConnections);
+    await Promise.all(connections.map((each) => each.onApplicationShutdown()));
+    throw new ModuleImportedTwiceError(roots);
   }
 
   private discover(): void {
