@@ -1,6 +1,13 @@
 import type { INestApplication } from '@nestjs/common';
 import { Cluster } from 'ioredis';
-import { Processor, QueueService, queueKeys, type Job } from '@app/echomq/internal';
+import {
+  Processor,
+  QueueService,
+  RedisVersionCheck,
+  RedisVersionError,
+  queueKeys,
+  type Job,
+} from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { RedisCluster } from '../support/redis-cluster';
 import { uniqueQueue } from '../support/redis';
@@ -50,6 +57,21 @@ describe('EchoMQ on a real Redis Cluster', () => {
     await app?.close();
     client?.disconnect();
     await cluster?.destroy();
+  });
+
+  it('checks the Redis version on every master, even when asked before the cluster is ready', async () => {
+    const fresh = new Cluster(cluster.nodes);
+    try {
+      const errors: string[] = [];
+      const logger = { debug: () => undefined, error: (message: string) => void errors.push(message) };
+      // Asked at once: the node list is still empty, and a check over no node must not pass.
+      const check = new RedisVersionCheck(fresh, logger, '99.0.0');
+      await expect(check.verified()).rejects.toBeInstanceOf(RedisVersionError);
+      expect(errors.length).toBeGreaterThanOrEqual(1);
+      await expect(new RedisVersionCheck(fresh, logger).verified()).resolves.toBeUndefined();
+    } finally {
+      fresh.disconnect();
+    }
   });
 
   it('keeps each queue on one slot and spreads the queues over the masters', async () => {

@@ -81,6 +81,12 @@ export class RedisVersionCheck {
   }
 
   private async run(): Promise<void> {
+    if (this.client instanceof Cluster && this.client.status !== 'ready') {
+      // Before the cluster is ready its node list is empty, and a check over no node would
+      // pass: wait for it, as the cluster's own commands wait in its offline queue.
+      const cluster = this.client;
+      await new Promise<void>((resolve) => cluster.once('ready', () => resolve()));
+    }
     const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
     await Promise.all(nodes.map((node) => this.checkNode(node)));
   }
