@@ -95,7 +95,19 @@ const badField: fc.Arbitrary<[string, unknown]> = fc.oneof(
     fc.oneof(fc.constant(''), fc.string({ minLength: 257, maxLength: 400 })),
   ),
   // Reserved by the contract, not implemented: any value (null included) is refused.
-  fc.tuple(fc.constantFrom('backoff', 'lane'), fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 1 }))),
+  fc.tuple(fc.constant('lane'), fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 1 }))),
+  // A job's own backoff that is not a fixed or exponential policy in range.
+  fc.tuple(
+    fc.constant('backoff'),
+    fc.oneof(
+      fc.constant(null),
+      fc
+        .jsonValue({ maxDepth: 1 })
+        .filter((value) => typeof value !== 'object' || value === null || Array.isArray(value)),
+      fc.record({ type: fc.constantFrom('custom', 'linear', '') }),
+      fc.record({ type: fc.constant('fixed'), delayMs: fc.oneof(fc.integer({ max: -1 }), fc.constant(1.5)) }),
+    ),
+  ),
 );
 
 const KNOWN_FIELDS = new Set([

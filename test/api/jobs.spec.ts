@@ -113,17 +113,39 @@ describe('api: jobs and queues over HTTP', () => {
     expect(counts.body.counts.pending).toBe(1);
   });
 
-  it('rejects backoff and lane with a 400 that says they are not implemented', async () => {
-    for (const extra of [{ backoff: { type: 'fixed', delayMs: 10 } }, { lane: 'vip' }]) {
-      const res = await http()
-        .post(`/queues/${queue}/jobs`)
-        .send({ data: 1, ...extra })
-        .expect(400);
-      expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
-      expect(JSON.stringify(res.body.message)).toMatch(/not implemented/);
-    }
+  it('rejects lane with a 400 that says it is not implemented', async () => {
+    const res = await http().post(`/queues/${queue}/jobs`).send({ data: 1, lane: 'vip' }).expect(400);
+    expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+    expect(JSON.stringify(res.body.message)).toMatch(/not implemented/);
     expect((await http().get(`/queues/${queue}`)).body.counts.pending).toBe(0);
   });
+
+  it('keeps a per-job backoff and maxAttempts on the job, and says they are its own', async () => {
+    const backoff = { type: 'exponential', delayMs: 1_000, maxDelayMs: 60_000 };
+    const id = await enqueue({ data: 1, backoff, maxAttempts: 4 });
+    const own = await http().get(`/queues/${queue}/jobs/${id}`).expect(200);
+    expect(own.body).toMatchObject({ backoff, maxAttempts: 4, ownMaxAttempts: true });
+    const plain = await http()
+      .get(`/queues/${queue}/jobs/${await enqueue({ data: 2 })}`)
+      .expect(200);
+    expect(plain.body.ownMaxAttempts).toBe(false);
+    expect(plain.body.backoff).toBeUndefined();
+  });
+
+  it.each([
+    ['a custom policy', { type: 'custom' }, /custom/],
+    ['an unknown type', { type: 'linear', delayMs: 10 }, /type/],
+    ['a delay out of range', { type: 'fixed', delayMs: -1 }, /delayMs/],
+    ['a field of another type', { type: 'fixed', delayMs: 10, jitter: 0.5 }, /jitter/],
+    ['not an object', 'fixed', /backoff must be an object/],
+  ])(
+    'refuses %s as a backoff with a 400 naming the problem, writing nothing',
+    async (_case, backoff, pattern) => {
+      const res = await http().post(`/queues/${queue}/jobs`).send({ data: 1, backoff }).expect(400);
+      expect(JSON.stringify(res.body.message)).toMatch(pattern);
+      expect((await http().get(`/queues/${queue}`)).body.counts.pending).toBe(0);
+    },
+  );
 
   it('enqueues in bulk (ids in input order) and all or nothing', async () => {
     const res = await http()

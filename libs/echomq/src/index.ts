@@ -25,7 +25,7 @@ export { QueueService } from './queue/queue.service';
 export { QueueHandle } from './queue/queue-handle';
 export { InjectQueue, queueToken } from './module/queue-feature';
 export type { QueueOptions, BackoffPolicy, ResolvedQueueOptions } from './queue/queue-options';
-export type { EnqueueOptions, JobToEnqueue } from './queue/enqueue-options';
+export type { EnqueueOptions, JobToEnqueue, JobBackoffPolicy } from './queue/enqueue-options';
 export type { JobView } from './queue/job-view';
 export type { JobState } from './scripts/job-view';
 export type { BrowseOptions, QueueCounts } from './queue/reads';

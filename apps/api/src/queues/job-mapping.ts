@@ -12,6 +12,7 @@ export function toJobToEnqueue(dto: EnqueueJobDto): JobToEnqueue {
     ...(dto.runAt !== undefined ? { runAt: runAtToMs(dto.runAt) } : {}),
     ...(dto.maxAttempts !== undefined ? { maxAttempts: dto.maxAttempts } : {}),
     ...(dto.idempotencyKey !== undefined ? { idempotencyKey: dto.idempotencyKey } : {}),
+    ...(dto.backoff !== undefined ? { backoff: dto.backoff } : {}),
   };
 }
 
@@ -25,6 +26,8 @@ export function toJobResponse(view: JobView): JobResponse {
     data: view.data,
     attempts: view.attempts,
     maxAttempts: view.maxAttempts,
+    ownMaxAttempts: view.ownMaxAttempts,
+    ...(view.backoff ? { backoff: view.backoff } : {}),
     attemptsLeft: view.attemptsLeft,
     enqueuedAt: view.enqueuedAt.toISOString(),
     ...(view.runAt ? { runAt: view.runAt.toISOString() } : {}),

@@ -1,8 +1,10 @@
+import type { JobBackoffPolicy } from '@app/echomq';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ANY_JSON } from './any-json';
 import {
   IsIntegerInRange,
+  IsJobBackoff,
   IsPresent,
   IsRunAt,
   IsStringOfLength,
@@ -85,12 +87,16 @@ export class EnqueueJobDto {
   readonly idempotencyKey?: string;
 
   @ApiPropertyOptional({
-    description: 'Reserved. Not implemented yet: any value is rejected with 400',
+    description:
+      "The job's own wait before each retry, instead of the serving worker's: " +
+      '{ type: "fixed", delayMs } or { type: "exponential", delayMs, maxDelayMs?, jitter? } (delays up to 7 days)',
     type: 'object',
     additionalProperties: true,
+    example: { type: 'exponential', delayMs: 1000, maxDelayMs: 60000 },
   })
-  @NotImplemented('a per-job backoff policy')
-  readonly backoff?: unknown;
+  @Optional()
+  @IsJobBackoff()
+  readonly backoff?: JobBackoffPolicy;
 
   @ApiPropertyOptional({
     description: 'Reserved. Not implemented yet: any value is rejected with 400',

@@ -45,8 +45,21 @@ export class JobResponse {
   @ApiProperty({ description: 'Claims so far: the fencing token of the latest claim; never decreases' })
   readonly attempts!: number;
 
-  @ApiProperty()
+  @ApiProperty({
+    description:
+      "Attempts per retry budget: the job's own, else the last claiming worker's, else the built-in 3 (docs/options.md)",
+  })
   readonly maxAttempts!: number;
+
+  @ApiProperty({ description: 'Whether the job was enqueued with its own maxAttempts' })
+  readonly ownMaxAttempts!: boolean;
+
+  @ApiPropertyOptional({
+    description: "The job's own backoff, when it was enqueued with one",
+    type: 'object',
+    additionalProperties: true,
+  })
+  readonly backoff?: object;
 
   @ApiProperty({ description: 'Attempts left in the current retry budget' })
   readonly attemptsLeft!: number;

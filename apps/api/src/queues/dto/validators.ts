@@ -1,3 +1,4 @@
+import { serialiseBackoff } from '@app/echomq/internal';
 import { isRFC3339, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
 
 /**
@@ -93,6 +94,31 @@ export function IsRunAt(options?: ValidationOptions): PropertyDecorator {
  * A field the contract reserves but EchoMQ does not implement yet. Declaring it (rather
  * than leaving it unknown) lets the 400 say "not implemented" instead of "should not exist".
  */
+/**
+ * A job's own backoff: a fixed or exponential policy within the ranges of the queue option
+ * (the library's own check, so the api and the library refuse the same values and say why).
+ */
+export function IsJobBackoff(): PropertyDecorator {
+  const problem = (value: unknown): string | undefined => {
+    try {
+      serialiseBackoff(value);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  return ValidateBy({
+    name: 'isJobBackoff',
+    validator: {
+      validate: (value: unknown) =>
+        value !== null && typeof value === 'object' && problem(value) === undefined,
+      defaultMessage: (args) =>
+        (args?.value !== null && typeof args?.value === 'object' ? problem(args.value) : undefined) ??
+        'backoff must be an object: { type: "fixed", delayMs } or { type: "exponential", delayMs, maxDelayMs?, jitter? }',
+    },
+  });
+}
+
 export function NotImplemented(feature: string): PropertyDecorator {
   return ValidateBy({
     name: 'notImplemented',
