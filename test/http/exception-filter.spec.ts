@@ -6,6 +6,7 @@ import {
   UnrecoverableError,
 } from '@app/echomq';
 import {
+  type ArgumentsHost,
   Body,
   Controller,
   Get,
@@ -231,3 +232,16 @@ describe.each<Registration>(['useGlobalFilters(new EchoMqExceptionFilter())', 'a
     });
   },
 );
+
+describe('EchoMqExceptionFilter outside HTTP', () => {
+  it.each(['rpc', 'ws', 'graphql'])('gives a %s error back untouched, typed and with its code', (type) => {
+    const error = new UnrecoverableError('no HTTP here');
+    const host = {
+      getType: () => type,
+      switchToHttp: () => {
+        throw new Error('an HTTP response was asked for outside HTTP');
+      },
+    } as unknown as ArgumentsHost;
+    expect(() => new EchoMqExceptionFilter().catch(error, host)).toThrow(error);
+  });
+});

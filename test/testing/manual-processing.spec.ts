@@ -1,7 +1,16 @@
 import type { INestApplication } from '@nestjs/common';
 import { once } from 'node:events';
 import { Test } from '@nestjs/testing';
-import { EchoMqModule, InvalidOptionError, ProcessorExplorer, QueueService } from '@app/echomq/internal';
+import {
+  EchoMqModule,
+  InvalidOptionError,
+  OnWorkerEvent,
+  Processor,
+  ProcessorExplorer,
+  QueueService,
+  type Job,
+  type WorkerCompletedEvent,
+} from '@app/echomq/internal';
 import { EchoMqTestKit } from '@app/echomq/testing';
 import { bootApp } from '../support/nest';
 import { redisUrl, uniqueQueue } from '../support/redis';
@@ -92,5 +101,36 @@ describe('runUntilIdle with processors started at boot (the default)', () => {
     expect(app.get(ProcessorExplorer).isServing(queue)).toBe(true);
     const id = await app.get(QueueService).enqueue(queue, { data: 3 });
     await expect(app.get(QueueService).waitFor(queue, id, 10_000)).resolves.toBe(3);
+  });
+});
+
+describe('runUntilIdle and follow-up jobs', () => {
+  it('waits for an async @OnWorkerEvent handler that enqueues the next step before calling the queue idle', async () => {
+    const queue = uniqueQueue('chain');
+    const steps: number[] = [];
+
+    @Processor(queue)
+    class Chain {
+      constructor(private readonly queues: QueueService) {}
+
+      process(job: Job<{ step: number }>): number {
+        steps.push(job.data.step);
+        return job.data.step;
+      }
+
+      @OnWorkerEvent('completed')
+      async next(event: WorkerCompletedEvent<{ step: number }, number>): Promise<void> {
+        // Something asynchronous first, as a real handler does, then the follow-up job.
+        await this.queues.counts(queue);
+        if (event.result < 5) await this.queues.enqueue(queue, { step: event.result + 1 });
+      }
+    }
+
+    const app = await bootApp([Chain], { startProcessors: false, shutdownGraceMs: 500 });
+    apps.push(app);
+    await app.get(QueueService).enqueue(queue, { step: 1 });
+    const summary = await EchoMqTestKit.from(app).runUntilIdle(queue);
+    expect(steps).toEqual([1, 2, 3, 4, 5]);
+    expect(summary.completed).toBe(5);
   });
 });

@@ -178,7 +178,7 @@ export class QueueEventReader {
   private recheckWaits(): void {
     this.missedPossible = false;
     for (const waiter of this.waiters.all()) {
-      callIsolated(this.logger, `Wait recheck on ${this.keys.queue}`, () => waiter.recheck());
+      void callIsolated(this.logger, `Wait recheck on ${this.keys.queue}`, () => waiter.recheck());
     }
   }
 
@@ -199,9 +199,12 @@ export class QueueEventReader {
   private deliver(event: QueueEvent): void {
     this.recent.remember(event);
     const what = `Event listener of ${this.keys.queue} (${event.type} ${event.streamId})`;
-    for (const listener of [...this.listeners]) callIsolated(this.logger, what, () => listener(event));
+    for (const listener of [...this.listeners]) void callIsolated(this.logger, what, () => listener(event));
     if (!FINISHING_TYPES.has(event.type)) return;
-    this.waiters.forEvent(event, (waiter) => callIsolated(this.logger, what, () => waiter.onEvent(event)));
+    this.waiters.forEvent(
+      event,
+      (waiter) => void callIsolated(this.logger, what, () => waiter.onEvent(event)),
+    );
   }
 
   private releaseCaughtUp(): void {

@@ -54,6 +54,7 @@ const LISTEN_RETRY_MS = 1_000;
 export class QueueEventsExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('EchoMQ');
   private readonly routes = new Map<string, QueueRoute>();
+  private readonly seen = new WeakSet<object>();
   private unsubscribes: (() => void)[] = [];
   /** Ends the background subscriptions of queues Redis was down for at boot. */
   private readonly stopping = new AbortController();
@@ -133,8 +134,12 @@ export class QueueEventsExplorer implements OnModuleInit, OnApplicationBootstrap
 
   private discover(wrapper: ProviderWrapper): void {
     const instance: unknown = wrapper.instance;
-    const metatype = wrapper.metatype as Type | undefined;
-    if (!instance || !metatype || typeof instance !== 'object') return;
+    if (!instance || typeof instance !== 'object' || !wrapper.metatype) return;
+    // The class is the instance's own: a useFactory or useExisting provider's metatype is the
+    // factory, and an alias is the same instance again, whose handlers are bound once.
+    if (this.seen.has(instance)) return;
+    this.seen.add(instance);
+    const metatype = instance.constructor as Type;
     const listener = this.reflector.get<QueueEventsListenerMetadata | undefined>(
       QUEUE_EVENTS_LISTENER_METADATA,
       metatype,
@@ -204,7 +209,7 @@ export class QueueEventsExplorer implements OnModuleInit, OnApplicationBootstrap
     for (const handler of route.handlers) {
       if (!handler.selectors.has(EVERY_QUEUE_EVENT) && !handler.selectors.has(type)) continue;
       const what = `${handler.label} (event ${event.type} ${event.streamId} of ${queue})`;
-      callIsolated(this.logger, what, () => handler.call(payload));
+      void callIsolated(this.logger, what, () => handler.call(payload));
     }
   }
 }

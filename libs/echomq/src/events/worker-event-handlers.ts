@@ -29,6 +29,8 @@ export function bindWorkerEventHandlers(
   reflector: Reflector,
   scanner: MetadataScanner,
   queue: string,
+  /** Told of every async handler still running, so the loop counts as busy until it ends. */
+  track: (settling: Promise<void>) => void = () => undefined,
 ): number {
   const methods = decoratedMethods<WorkerEventType>(instance, ON_WORKER_EVENT_METADATA, reflector, scanner);
   const byType = new Map<WorkerEventType, DecoratedMethod<WorkerEventType>[]>();
@@ -40,7 +42,8 @@ export function bindWorkerEventHandlers(
   const deliver = (type: WorkerEventType, payload: WorkerEventPayloads[WorkerEventType]): void => {
     for (const handler of byType.get(type) ?? []) {
       const what = `${className}.${handler.name} (worker event '${type}' of job ${payload.id})`;
-      callIsolated(logger, what, () => handler.fn.call(instance, payload));
+      const settling = callIsolated(logger, what, () => handler.fn.call(instance, payload));
+      if (settling) track(settling);
     }
   };
   // One emitter listener per type that has methods: the payload is built once for all of them.

@@ -26,6 +26,9 @@ export class EchoMqExceptionFilter implements ExceptionFilter<EchoMqError> {
   constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {}
 
   catch(error: EchoMqError, host: ArgumentsHost): void {
+    // Registered app-wide, it also meets errors of GraphQL resolvers and microservice
+    // handlers, which have no HTTP response: give those back untouched, typed error and all.
+    if (host.getType() !== 'http') throw error;
     const answer = errorResponseOf(error);
     logServerFault(error, answer.status);
     sendErrorResponse(host.switchToHttp().getResponse(), answer, this.adapterHost?.httpAdapter);

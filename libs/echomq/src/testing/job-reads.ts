@@ -19,9 +19,14 @@ export async function readJobs<D, R>(
   states: readonly StateSet[],
 ): Promise<JobView<D, R>[]> {
   const ctx = queues.context(queue);
-  const sets = await Promise.all(
-    states.map((state) => ctx.redis.zrange(ctx.keys.set(state), 0, READ_MAX_PER_STATE - 1)),
-  );
+  // One MULTI: a job promoted from schedule to pending between two reads would be in neither.
+  const multi = ctx.redis.multi();
+  for (const state of states) multi.zrange(ctx.keys.set(state), 0, READ_MAX_PER_STATE - 1);
+  const replies = (await multi.exec()) ?? [];
+  const sets = replies.map(([error, members]) => {
+    if (error) throw error;
+    return members as string[];
+  });
   const ids = [...new Set(sets.flat())].sort(compareIds) as JobId[];
   return readJobsById<D, R>(queues, queue, ids);
 }

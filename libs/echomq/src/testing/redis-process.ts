@@ -39,10 +39,32 @@ export function answersPing(port: number, timeoutMs = 1_000): Promise<boolean> {
   });
 }
 
+/** The process id of the redis-server answering on a loopback port (INFO server), if any answers. */
+function serverPid(port: number, timeoutMs = 1_000): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    let text = '';
+    const done = (pid: number | undefined): void => {
+      socket.destroy();
+      resolve(pid);
+    };
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.once('error', () => done(undefined));
+    socket.once('connect', () => socket.write('INFO server\r\n'));
+    socket.on('data', (data) => {
+      text += data.toString();
+      const found = /process_id:(\d+)\r\n/.exec(text);
+      if (found) done(Number(found[1]));
+      else if (text.startsWith('-')) done(undefined); // LOADING and the like: not ready yet
+    });
+  });
+}
+
 /**
  * One throwaway redis-server child: bound to 127.0.0.1 on a free port, with no
  * persistence (no RDB, no AOF) and its working folder and log in a temporary folder
- * removed at stop(). If the test process exits without stop(), the child is killed with it.
+ * removed at stop(). If a plain node process exits without stop(), the child is killed with it
+ * (jest runs test files with an exit hook that never fires: there, stop() in afterAll is needed).
  */
 export class RedisProcess {
   private readonly killOnExit = (): void => {
@@ -96,7 +118,15 @@ export class RedisProcess {
     let exitedEarly = false;
     void exited.then(() => (exitedEarly = true));
     while (!exitedEarly && Date.now() < deadline) {
-      if ((await answersPing(port)) && !exitedEarly) return new RedisProcess(port, child, dir);
+      const answering = await serverPid(port);
+      if (answering === child.pid && !exitedEarly) return new RedisProcess(port, child, dir);
+      if (answering !== undefined && answering !== child.pid) {
+        // Another server took the port between the probe and our bind (a parallel suite):
+        // its PONG must not pass for ours. Ours is failing its bind; try another port.
+        child.kill('SIGKILL');
+        await exited;
+        throw new TestRedisError(`127.0.0.1:${port} is already in use by another redis-server`);
+      }
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, PING_EVERY_MS))]);
     }
     if (!exitedEarly) {

@@ -47,6 +47,7 @@ export class ClaimLoop {
   private readonly settling = new Set<Promise<void>>();
   /** Aborted when claiming stops; a restart gets a fresh one. */
   private stopped = new AbortController();
+  private readonly handlerWork = new Set<Promise<void>>();
   private stopping = false;
   /** Set by stop(): the shutdown deadline ended the runner's repeats for good, so no restart. */
   private shutDown = false;
@@ -82,7 +83,16 @@ export class ClaimLoop {
 
   /** Whether a handler is running or a finished job's outcome is still on its way to Redis. */
   get busy(): boolean {
-    return this.running.size > 0 || this.settling.size > 0;
+    return this.running.size > 0 || this.settling.size > 0 || this.handlerWork.size > 0;
+  }
+
+  /**
+   * Counts an async @OnWorkerEvent handler as this loop's work until it ends: a handler that
+   * enqueues a follow-up job must not let the queue look idle before the job is there.
+   */
+  trackHandlerWork(settling: Promise<void>): void {
+    this.handlerWork.add(settling);
+    void settling.finally(() => this.handlerWork.delete(settling));
   }
 
   /**

@@ -149,7 +149,14 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       if (metadata.definition) this.queues.useDefinition(metadata.definition);
       const definition = defineProcessor(instance, metadata, this.reflector, this.scanner);
       const loop = this.createLoop(definition.queue, metadata.options, definition.dispatch);
-      bindWorkerEventHandlers(instance, loop.events, this.reflector, this.scanner, definition.queue);
+      bindWorkerEventHandlers(
+        instance,
+        loop.events,
+        this.reflector,
+        this.scanner,
+        definition.queue,
+        (settling) => loop.trackHandlerWork(settling),
+      );
       this.loops.set(metadata.queue, loop);
     }
   }
