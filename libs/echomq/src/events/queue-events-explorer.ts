@@ -7,8 +7,8 @@ import {
   type Type,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { onceReachable } from '../connection/once-reachable';
 import { RedisConnections } from '../connection/redis-connections';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isTransientRedisError, ProcessorDefinitionError } from '../errors';
 import { QueueService } from '../queue/queue.service';
 import { readProcessorMetadata } from '../worker/processor-definition';
@@ -47,9 +47,6 @@ interface QueueRoute {
  * bootstrap (one subscription per queue, shared by its listeners), unsubscribe when
  * shutdown begins. Runs in every application, producer-only ones included.
  */
-/** How often a listener whose subscription failed at boot (Redis down) tries again. */
-const LISTEN_RETRY_MS = 1_000;
-
 @Injectable()
 export class QueueEventsExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('EchoMQ');
@@ -109,21 +106,12 @@ export class QueueEventsExplorer implements OnModuleInit, OnApplicationBootstrap
   }
 
   private async listenOnceReachable(queue: string, route: QueueRoute): Promise<void> {
-    const signal = this.stopping.signal;
-    while (!signal.aborted) {
-      await sleep(LISTEN_RETRY_MS, undefined, { signal }).catch(() => undefined);
-      if (signal.aborted) return;
-      try {
-        await this.listen(queue, route);
-        // Shut down while subscribing: the subscription just made must not outlive the app.
-        if (signal.aborted) this.unsubscribeAll();
-        return;
-      } catch (error) {
-        if (!isTransientRedisError(error)) {
-          this.logger.error(`Not listening to events of queue ${queue}: ${(error as Error).message}`);
-          return;
-        }
-      }
+    try {
+      const listening = await onceReachable(() => this.listen(queue, route), this.stopping.signal);
+      // Shut down while subscribing: the subscription just made must not outlive the app.
+      if (!listening) this.unsubscribeAll();
+    } catch (error) {
+      this.logger.error(`Not listening to events of queue ${queue}: ${(error as Error).message}`);
     }
   }
 

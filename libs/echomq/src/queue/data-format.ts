@@ -1,5 +1,6 @@
 import { DataFormatError } from '../errors';
 import type { ScriptContext } from '../scripts';
+import { execAll } from '../connection/exec-all';
 
 /**
  * The newest data format this code reads and writes, recorded per queue in `<p>:{q}:format`
@@ -24,12 +25,17 @@ export const DATA_FORMAT = 1;
  */
 export async function ensureDataFormat(ctx: ScriptContext): Promise<number> {
   const { redis, keys } = ctx;
-  const replies = await redis.multi().set(keys.format, DATA_FORMAT, 'NX').get(keys.format).exec();
-  if (!replies) throw new Error(`The data-format check of queue ${keys.queue} was discarded`);
-  for (const [error] of replies) if (error) throw error;
-  const text = String(replies[1][1]);
+  const [, stored] = await execAll(
+    redis.multi().set(keys.format, DATA_FORMAT, 'NX').get(keys.format),
+    `The data-format check of queue ${keys.queue}`,
+  );
+  return knownFormat(keys.queue, String(stored));
+}
+
+/** The stored format as a number, when this code knows it; DataFormatError otherwise. */
+function knownFormat(queue: string, text: string): number {
   const format = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(format <= DATA_FORMAT)) throw new DataFormatError(keys.queue, text, DATA_FORMAT);
+  if (!(format <= DATA_FORMAT)) throw new DataFormatError(queue, text, DATA_FORMAT);
   return format;
 }
 
@@ -40,7 +46,5 @@ export async function ensureDataFormat(ctx: ScriptContext): Promise<number> {
  */
 export async function checkDataFormat(ctx: ScriptContext): Promise<void> {
   const text = await ctx.redis.get(ctx.keys.format);
-  if (text === null) return;
-  const format = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(format <= DATA_FORMAT)) throw new DataFormatError(ctx.keys.queue, text, DATA_FORMAT);
+  if (text !== null) knownFormat(ctx.keys.queue, text);
 }

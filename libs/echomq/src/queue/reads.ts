@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors';
 import type { JobId } from '../ids';
 import { assertJobId, STATE_SETS, type QueueKeys, type StateSet } from '../keyspace';
 import type { RedisClient } from '../scripts';
+import { execAll } from '../connection/exec-all';
 
 export type QueueCounts = Record<StateSet, number>;
 
@@ -58,17 +59,11 @@ export async function browseIds(
 
 /** The four depths, read in one MULTI so a job moving between sets is counted exactly once. */
 export async function countStates(redis: RedisClient, keys: QueueKeys): Promise<QueueCounts> {
-  const replies = await redis
-    .multi()
-    .zcard(keys.pending)
-    .zcard(keys.active)
-    .zcard(keys.schedule)
-    .zcard(keys.dead)
-    .exec();
-  const values = (replies ?? []).map(([error, value]) => {
-    if (error) throw error;
-    return Number(value);
-  });
+  const replies = await execAll(
+    redis.multi().zcard(keys.pending).zcard(keys.active).zcard(keys.schedule).zcard(keys.dead),
+    `The counts of queue ${keys.queue}`,
+  );
+  const values = replies.map(Number);
   return { pending: values[0], active: values[1], schedule: values[2], dead: values[3] };
 }
 

@@ -4,6 +4,7 @@ import { toJobView, type JobView } from '../queue/job-view';
 import type { QueueService } from '../queue/queue.service';
 import { readJobViews } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
+import { execAll } from '../connection/exec-all';
 
 /** Most jobs read from one set: a test's queue holds far fewer; a bigger one is cut, not read whole. */
 export const READ_MAX_PER_STATE = 10_000;
@@ -22,11 +23,7 @@ export async function readJobs<D, R>(
   // One MULTI: a job promoted from schedule to pending between two reads would be in neither.
   const multi = ctx.redis.multi();
   for (const state of states) multi.zrange(ctx.keys.set(state), 0, READ_MAX_PER_STATE - 1);
-  const replies = (await multi.exec()) ?? [];
-  const sets = replies.map(([error, members]) => {
-    if (error) throw error;
-    return members as string[];
-  });
+  const sets = (await execAll(multi, `The job ids of queue ${queue}`)) as string[][];
   const ids = [...new Set(sets.flat())].sort(compareIds) as JobId[];
   return readJobsById<D, R>(queues, queue, ids);
 }

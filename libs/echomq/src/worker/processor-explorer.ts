@@ -8,7 +8,6 @@ import {
   type Type,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   InvalidArgumentError,
   isTransientRedisError,
@@ -18,6 +17,7 @@ import {
 import type { EchoMqModuleOptions } from '../module/echomq-options';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { completeJobs } from '../scripts';
+import { onceReachable } from '../connection/once-reachable';
 import { RedisConnections } from '../connection/redis-connections';
 import { QueueService } from '../queue/queue.service';
 import { ClaimLoop } from './claim-loop';
@@ -29,9 +29,6 @@ import { assertWorkerOptions, defineProcessor, readProcessorMetadata } from './p
 import { Reaper } from './reaper';
 import { WakeWaiter } from './wake-waiter';
 import { bindWorkerEventHandlers } from '../events/worker-event-handlers';
-
-/** How often a queue whose registration failed at boot (Redis down) is tried again. */
-const REGISTER_RETRY_MS = 1_000;
 
 /**
  * Finds @Processor providers the way @nestjs/schedule finds its handlers: discover
@@ -202,19 +199,11 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
    * must not serve (a newer data format) is left unserved, said once as an error.
    */
   private async startOnceRegistered(queue: string): Promise<void> {
-    const signal = this.bootstrapAbort.signal;
-    while (!signal.aborted) {
-      try {
-        await this.queues.register(queue);
-        if (!signal.aborted) this.startLoop(queue, this.loops.get(queue)!);
-        return;
-      } catch (error) {
-        if (!isTransientRedisError(error)) {
-          this.logger.error(`Not serving queue ${queue}: ${(error as Error).message}`);
-          return;
-        }
-        await sleep(REGISTER_RETRY_MS, undefined, { signal }).catch(() => undefined);
-      }
+    try {
+      const registered = await onceReachable(() => this.queues.register(queue), this.bootstrapAbort.signal);
+      if (registered) this.startLoop(queue, this.loops.get(queue)!);
+    } catch (error) {
+      this.logger.error(`Not serving queue ${queue}: ${(error as Error).message}`);
     }
   }
 

@@ -4,6 +4,7 @@ import { QueueService } from '../queue/queue.service';
 import { promoteDue, reapExpired } from '../scripts';
 import { FormatGate } from './format-gate';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
+import { execAll } from '../connection/exec-all';
 
 /** Script calls per queue per tick and per kind; a backlog larger than this waits for the next tick. */
 const CALLS_PER_TICK = 10;
@@ -151,21 +152,18 @@ export class Reaper {
    */
   private async isIdle(queue: string): Promise<boolean> {
     const { redis, keys } = this.queues.context(queue);
-    const replies = await redis
-      .multi()
-      .zcard(keys.pending)
-      .zcard(keys.active)
-      .zcard(keys.schedule)
-      .zcard(keys.dead)
-      .exists(keys.paused)
-      .xrevrange(keys.events, '+', '-', 'COUNT', 1)
-      .time()
-      .exec();
-    if (!replies) throw new Error('the idleness check was discarded');
-    const values = replies.map(([error, value]) => {
-      if (error) throw error;
-      return value;
-    });
+    const values = await execAll(
+      redis
+        .multi()
+        .zcard(keys.pending)
+        .zcard(keys.active)
+        .zcard(keys.schedule)
+        .zcard(keys.dead)
+        .exists(keys.paused)
+        .xrevrange(keys.events, '+', '-', 'COUNT', 1)
+        .time(),
+      `The idleness check of queue ${queue}`,
+    );
     const [pending, active, schedule, dead, paused] = values.slice(0, 5).map(Number);
     if (pending + active + schedule + dead + paused > 0) return false;
     const newest = (values[5] as [string, string[]][])[0];
