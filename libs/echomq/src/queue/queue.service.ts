@@ -135,11 +135,6 @@ export class QueueService {
     this.definitions.use(definition);
   }
 
-  /** @internal The definition declared for a queue name in this application, if any. */
-  definitionOf(queue: string): QueueDefinition | undefined {
-    return this.definitions.get(queue);
-  }
-
   async enqueue<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<JobId> {
     const [id] = await this.enqueueMany(queue, [{ ...options, data }]);
     return id;

@@ -24,21 +24,6 @@ export function freeLoopbackPort(): Promise<number> {
   });
 }
 
-/** Whether something on 127.0.0.1:port answers a PING with PONG, over a plain socket. */
-export function answersPing(port: number, timeoutMs = 1_000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ port, host: '127.0.0.1' });
-    const done = (ok: boolean): void => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
-  });
-}
-
 /** The process id of the redis-server answering on a loopback port (INFO server), if any answers. */
 function serverPid(port: number, timeoutMs = 1_000): Promise<number | undefined> {
   return new Promise((resolve) => {
