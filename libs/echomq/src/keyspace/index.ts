@@ -1,3 +1,4 @@
 export * from './key-prefix';
 export * from './queue-name';
 export * from './keyspace';
+export * from './lane-name';

@@ -1,12 +1,31 @@
 import { InvalidArgumentError, InvalidJobIdError } from '../errors';
 import { isJobId, type JobId } from '../ids';
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from './key-prefix';
+import { assertLaneName, assertPriority, DEFAULT_LANE, DEFAULT_PRIORITY } from './lane-name';
 import { assertQueueName } from './queue-name';
 
 /**
  * The only place keys are composed. `<p>` is the module's keyPrefix (default `emq`):
  *
- *   <p>:{q}:pending | active | schedule | dead     the four state sets
+ *   <p>:{q}:pending | active | schedule | dead     the four state sets; pending is the default
+ *                                                  lane's at priority 0
+ *   <p>:{q}:pending:<level>:<lane>                 pending of any other lane and priority level
+ *                                                  (each counts as pending: invariant 1)
+ *   <p>:{q}:ready:<level>                          lanes with claimable work at a level (zset,
+ *                                                  score = the lane's pass, see docs/flow-control.md)
+ *   <p>:{q}:vtime                                  per level, the pass of the lane served last (hash)
+ *   <p>:{q}:held                                   lanes held back (cap, rate, pause) -> the levels
+ *                                                  where they have pending work (hash)
+ *   <p>:{q}:lane-timers                            rate-held lanes -> when they may run again (zset)
+ *   <p>:{q}:lanes-paused                           paused lanes (set)
+ *   <p>:{q}:lane-active                            lane -> jobs of it in active (hash)
+ *   <p>:{q}:lane:<lane>                            a lane's own settings: weight, concurrency (hash)
+ *   <p>:{q}:lane-rate:<lane>                       a lane's starts per slice of its rate window (hash)
+ *   <p>:{q}:rate                                   the queue's starts per slice of its rate window (hash)
+ *   <p>:{q}:hold                                   the queue held back until it expires (string, PX)
+ *   <p>:{q}:settings                               limits every worker enforces (hash)
+ *   <p>:{q}:waiting                                a claim was held back by a cap: the next freed
+ *                                                  slot wakes a worker (string)
  *   <p>:{q}:job:<id>                               a job's row (hash)
  *   <p>:{q}:metrics                                transition counters (hash)
  *   <p>:{q}:events                                 transition events (stream)
@@ -42,6 +61,15 @@ export class QueueKeys {
   readonly paused: string;
   /** The data-format version the queue's rows and sets are written in (see queue/data-format.ts). */
   readonly format: string;
+  readonly vtime: string;
+  readonly held: string;
+  readonly laneTimers: string;
+  readonly pausedLanes: string;
+  readonly laneActive: string;
+  readonly settings: string;
+  readonly rate: string;
+  readonly hold: string;
+  readonly waiting: string;
   /** Prefix of row keys; scripts append ids they read from this queue's own sets. */
   readonly jobPrefix: string;
   /** Prefix of idempotency keys; scripts append keys validated here. */
@@ -71,6 +99,15 @@ export class QueueKeys {
     this.wake = `${this.base}wake`;
     this.paused = `${this.base}paused`;
     this.format = `${this.base}format`;
+    this.vtime = `${this.base}vtime`;
+    this.held = `${this.base}held`;
+    this.laneTimers = `${this.base}lane-timers`;
+    this.pausedLanes = `${this.base}lanes-paused`;
+    this.laneActive = `${this.base}lane-active`;
+    this.settings = `${this.base}settings`;
+    this.rate = `${this.base}rate`;
+    this.hold = `${this.base}hold`;
+    this.waiting = `${this.base}waiting`;
     this.jobPrefix = `${this.base}job:`;
     this.idempotencyPrefix = `${this.base}idem:`;
     this.fence = `${this.base}fence`;
@@ -78,6 +115,34 @@ export class QueueKeys {
 
   set(state: StateSet): string {
     return this[state];
+  }
+
+  /**
+   * The pending set of one lane at one priority level. The default lane at level 0 is the
+   * queue's plain `pending`, so a queue that uses neither lanes nor priorities is laid out
+   * as before they existed. (Scripts compose the same names from the queue's base: see
+   * pending_key in scripts/lua/flow.ts; a unit test keeps the two equal.)
+   */
+  pendingOf(lane: string = DEFAULT_LANE, priority: number = DEFAULT_PRIORITY): string {
+    assertLaneName(lane);
+    assertPriority(priority);
+    if (lane === DEFAULT_LANE && priority === DEFAULT_PRIORITY) return this.pending;
+    return `${this.base}pending:${priority}:${lane}`;
+  }
+
+  /** The lanes with claimable work at one priority level. */
+  ready(priority: number): string {
+    return `${this.base}ready:${assertPriority(priority)}`;
+  }
+
+  /** A lane's own settings (weight, concurrency), written by an admin call. */
+  laneSettings(lane: string): string {
+    return `${this.base}lane:${assertLaneName(lane)}`;
+  }
+
+  /** A lane's starts per slice of its rate window. */
+  laneRate(lane: string): string {
+    return `${this.base}lane-rate:${assertLaneName(lane)}`;
   }
 
   /** The row key; the id is gated first, so a malformed id never reaches the wire. */

@@ -16,14 +16,31 @@ export interface ClaimedJobRecord {
   readonly budgetBase: number;
   /** The job's own backoff policy as JSON, or null when the serving worker's applies. */
   readonly backoff: string | null;
+  /** The job's lane ('default' when it was enqueued without one). */
+  readonly lane: string;
+  /** The job's priority level, 0 to 9. */
+  readonly priority: number;
+  /** The job's own timeout (ms), or null when the serving worker's applies. */
+  readonly timeoutMs: number | null;
 }
 
 export interface ClaimBatch {
   readonly jobs: ClaimedJobRecord[];
   /** Lease deadline of every job in this batch (server clock, ms). */
   readonly leaseDeadline: number;
-  /** Soonest run-at in schedule after this call, or null when schedule is empty. */
+  /**
+   * Soonest run-at in schedule, or the soonest instant a rate-held lane may run again, after
+   * this call; null when there is neither.
+   */
   readonly nextRunAt: number | null;
+  /** The server clock at the claim (ms). */
+  readonly serverNow: number;
+  /**
+   * Set when nothing could be claimed because the queue is held (a RateLimitedError) or has
+   * no room left in its rate window: the server instant (ms) at which a claim may succeed
+   * again. A worker sleeps until then rather than waiting for a wake signal.
+   */
+  readonly limitedUntil: number | null;
 }
 
 export interface ClaimRequest {
@@ -44,7 +61,8 @@ export interface ClaimRequest {
   readonly maxAttempts?: number;
 }
 
-const FIELDS_PER_JOB = 8;
+const FIELDS_PER_JOB = 11;
+const HEADER_FIELDS = 4;
 
 export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Promise<ClaimBatch> {
   const { keys } = ctx;
@@ -83,8 +101,9 @@ export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Prom
 
 export function parseClaimReply(reply: (string | number | null)[]): ClaimBatch {
   const nextRunAt = Number(reply[0]);
+  const limitedUntil = Number(reply[2]);
   const jobs: ClaimedJobRecord[] = [];
-  for (let i = 2; i < reply.length; i += FIELDS_PER_JOB) {
+  for (let i = HEADER_FIELDS; i < reply.length; i += FIELDS_PER_JOB) {
     jobs.push({
       id: String(reply[i]),
       attempt: Number(reply[i + 1]),
@@ -94,7 +113,16 @@ export function parseClaimReply(reply: (string | number | null)[]): ClaimBatch {
       maxAttempts: Number(reply[i + 5] ?? BUILT_IN_MAX_ATTEMPTS),
       budgetBase: Number(reply[i + 6] ?? 0),
       backoff: reply[i + 7] === null || reply[i + 7] === undefined ? null : String(reply[i + 7]),
+      lane: String(reply[i + 8]),
+      priority: Number(reply[i + 9]),
+      timeoutMs: reply[i + 10] === null || reply[i + 10] === undefined ? null : Number(reply[i + 10]),
     });
   }
-  return { jobs, leaseDeadline: Number(reply[1]), nextRunAt: nextRunAt < 0 ? null : nextRunAt };
+  return {
+    jobs,
+    leaseDeadline: Number(reply[1]),
+    nextRunAt: nextRunAt < 0 ? null : nextRunAt,
+    serverNow: Number(reply[3]),
+    limitedUntil: limitedUntil < 0 ? null : limitedUntil,
+  };
 }

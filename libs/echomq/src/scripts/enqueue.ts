@@ -1,5 +1,5 @@
 import { InvalidArgumentError, JobExistsError, type EchoMqError } from '../errors';
-import { assertIdempotencyKey, assertJobId } from '../keyspace';
+import { assertIdempotencyKey, assertJobId, assertLaneName, assertPriority, DEFAULT_LANE } from '../keyspace';
 import { replayWindow, type ScriptContext } from './context';
 import { ENQUEUE_MANY_MAX } from './limits';
 import { newRequestId } from './request-id';
@@ -23,6 +23,12 @@ export interface NewJobRecord {
   /** Absolute run-at (ms since epoch); 0 for none. Wins over delayMs. */
   readonly runAtMs: number;
   readonly idempotencyKey: string;
+  /** The job's lane; absent or '' for the default lane. Validated by assertLaneName. */
+  readonly lane?: string;
+  /** The job's priority level 0-9 (higher is claimed first); absent for 0. */
+  readonly priority?: number;
+  /** The job's own timeout (ms), written on its row; absent: the serving worker's. */
+  readonly timeoutMs?: number;
 }
 
 export interface EnqueueOutcome {
@@ -34,7 +40,7 @@ export interface EnqueueOutcome {
 type GroupReply = ['OK', ...(string | number)[]] | ['EMQ_EXISTS', string];
 
 /** Values per job in the script's ARGV (see the header of enqueue.lua.ts). */
-const ARGS_PER_JOB = 8;
+const ARGS_PER_JOB = 11;
 
 function jobArguments(job: NewJobRecord): (string | number)[] {
   return [
@@ -46,6 +52,9 @@ function jobArguments(job: NewJobRecord): (string | number)[] {
     job.runAtMs,
     job.idempotencyKey,
     job.backoff ?? '',
+    job.lane === undefined || job.lane === DEFAULT_LANE ? '' : job.lane,
+    job.priority ?? '',
+    job.timeoutMs ?? '',
   ];
 }
 
@@ -71,6 +80,8 @@ export async function enqueueGroups(
     for (const job of group) {
       assertJobId(job.id);
       if (job.idempotencyKey !== '') assertIdempotencyKey(job.idempotencyKey);
+      if (job.lane !== undefined && job.lane !== '') assertLaneName(job.lane);
+      if (job.priority !== undefined) assertPriority(job.priority);
       jobArgs.push(...jobArguments(job));
     }
   }

@@ -2,21 +2,33 @@ import { luaScript } from './prelude';
 
 export const CLAIM_LUA = luaScript(
   `
--- claim: pending -> active, up to N jobs, after promoting due scheduled jobs.
--- Each claimed job's attempts (the fencing token) goes up by one, and the claim
--- records a claimant unique to it (the caller's per-call prefix + the job's index).
+-- claim: pending -> active, up to N jobs, after promoting due scheduled jobs and due lane timers.
+-- Which jobs: the highest priority level with claimable lanes first; among its lanes, the
+-- one with the smallest pass (stride scheduling: a lane's pass grows by 1/weight per job it
+-- starts), FIFO within a lane. The queue's limits hold for every worker together: paused or
+-- held (RateLimitedError) -> nothing; globalConcurrency caps active; rateLimit caps starts
+-- per window; a lane at its cap or rate limit is held back until a slot frees or its window
+-- opens (docs/flow-control.md).
+-- Each claimed job's attempts (the fencing token) goes up by one, and the claim records a
+-- claimant unique to it (the caller's per-call prefix + the job's index).
 -- The prefix is the request id: a claim repeated with the same prefix (its reply was lost)
 -- returns the jobs the first call claimed, still held by it, and claims nothing more.
--- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] pending   KEYS[4] active
--- KEYS[5] schedule   KEYS[6] metrics   KEYS[7] events   KEYS[8] wake   KEYS[9] paused
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] pending (default lane, level 0)
+-- KEYS[4] active   KEYS[5] schedule   KEYS[6] metrics   KEYS[7] events   KEYS[8] wake   KEYS[9] paused
+-- (the flow keys - ready sets, lane pending sets, held, timers, settings, rate windows - are
+--  composed from the queue's base, see flow.ts)
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] N   ARGV[3] lease ms   ARGV[4] claimant prefix
 -- ARGV[5] events max length   ARGV[6] most scheduled jobs to promote in this call
 -- ARGV[7] replay window ms   ARGV[8] the claiming worker's max attempts per budget, recorded
 -- as 'w' on each claimed row that has no 'm' of its own (fail and reap then decide by it)
--- Returns: { next run-at in schedule (ms, -1 when none), lease deadline (ms),
+-- Returns: { next run-at (ms, the soonest of schedule and lane timers, -1 when none),
+--            lease deadline (ms), limited until (ms, -1 when not limited: the queue is held
+--            or out of rate room, so nothing was claimed; claim again then), server now (ms),
 --            then per claimed job: id, attempts, claimant, data, name, max attempts (the
---            job's own, else ARGV[8]), budget base, its own backoff as JSON (nil when none) }
+--            job's own, else ARGV[8]), budget base, its own backoff as JSON (nil when none),
+--            lane, priority, its own timeout ms (nil when none) }
 -- Record:  the lease deadline; every job of one claim has it as its score in active.
+-- Event:   'promoted' (when due jobs moved), 'claimed' with the ids.
 `,
   `
 local prefix, claimant_prefix = ARGV[1], ARGV[4]
@@ -29,13 +41,20 @@ local worker_max = int_arg(8, 1, 1000000)
 local now = now_ms()
 
 local function next_run_at()
-  local next_run = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
-  return next_run[2] and tonumber(next_run[2]) or -1
+  local s = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  local t = redis.call('ZRANGE', K_TIMERS, 0, 0, 'WITHSCORES')
+  local a, b = tonumber(s[2]), tonumber(t[2])
+  if a and b then return math.min(a, b) end
+  return a or b or -1
 end
 
--- One claimed job's part of the reply, from its row read with
--- HMGET d d2 d3 d4 dn n m b a o ... (f[1] .. f[10]).
+-- The row's fields one claimed job's reply needs (f[1] .. f[15]).
+local function read_row(row)
+  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'c', 'w')
+end
+
 local function describe(out, id, row, f, attempts, claimant, max)
+  local lane, level = place(f[11], f[12])
   out[#out + 1] = id
   out[#out + 1] = attempts
   out[#out + 1] = claimant
@@ -44,63 +63,145 @@ local function describe(out, id, row, f, attempts, claimant, max)
   out[#out + 1] = max
   out[#out + 1] = f[8]
   out[#out + 1] = f[10]
+  out[#out + 1] = lane
+  out[#out + 1] = level
+  out[#out + 1] = f[13]
 end
 
 local prior = replayed(KEYS[2])
 if prior then
   local deadline = tonumber(prior)
-  local out = { next_run_at(), deadline }
+  local out = { next_run_at(), deadline, -1, now }
   local mine = claimant_prefix .. '.'
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], deadline, deadline)) do
     local row = prefix .. id
-    local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'c', 'w')
-    local held_by = f[11]
+    local f = read_row(row)
+    local held_by = f[14]
     -- exactly <prefix>.<index>: a prefix may itself contain dots ('p' must not match 'p.1.0')
     if held_by and string.sub(held_by, 1, #mine) == mine and string.match(string.sub(held_by, #mine + 1), '^%d+$') then
-      describe(out, id, row, f, tonumber(f[9]), held_by, budget(f[7], f[12] or worker_max))
+      describe(out, id, row, f, tonumber(f[9]), held_by, budget(f[7], f[15] or worker_max))
     end
   end
   return out
 end
 
 local deadline = now + lease
-local due = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, promote_limit)
+local due = promote_due(KEYS[5], promote_limit, now)
 if #due > 0 then
-  zadd_all(KEYS[3], 0, due)
-  zrem_all(KEYS[5], due)
   redis.call('HINCRBY', KEYS[6], 'promoted', #due)
   emit(KEYS[7], maxlen, 'type', 'promoted', 'ids', table.concat(due, ','))
 end
-
-local out = { next_run_at(), deadline }
+lanes_due(now)
 record(KEYS[2], deadline, replay_ttl)
+
+local function header(limited_until)
+  return { next_run_at(), deadline, limited_until, now }
+end
 if redis.call('EXISTS', KEYS[9]) == 1 then
-  return out
+  return header(-1)
+end
+local hold = redis.call('PTTL', K_HOLD)
+if hold > 0 then
+  return header(now + hold)
 end
 
-local popped = redis.call('ZPOPMIN', KEYS[3], n)
+-- How many this call may start: the request, within the queue's caps.
+local s = settings()
+local want = n
+if s.gc then
+  local room = s.gc - redis.call('ZCARD', KEYS[4])
+  if room < want then
+    -- A slot freed later (complete, fail, reap...) wakes a worker (see leaving() in flow.ts).
+    redis.call('SET', K_WAITING, '1')
+    if room <= 0 then return header(-1) end
+    want = room
+  end
+end
+if s.rm and s.rw then
+  local room, opening = window_room(K_RATE, s.rm, s.rw, now)
+  if room <= 0 then return header(opening) end
+  want = math.min(want, room)
+end
+
+-- Jobs pending from before lanes existed sit in the default lane with no ready entry.
+if redis.call('EXISTS', KEYS[3]) == 1 and not redis.call('ZSCORE', ready_key(0), DEFAULT_LANE)
+    and redis.call('HEXISTS', K_HELD, DEFAULT_LANE) == 0 then
+  redis.call('ZADD', ready_key(0), redis.call('HGET', K_VTIME, 0) or 0, DEFAULT_LANE)
+end
+
+local out = header(-1)
 local ids = {}
 local orphans = 0
-for i = 1, #popped, 2 do
-  local id = popped[i]
-  local row = prefix .. id
-  -- the payload's fields (see get_data), then n m b a o
-  local f = redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o')
-  if f[1] then
-    local claimant = claimant_prefix .. '.' .. #ids
-    -- attempts + 1 and the claimant in one HSET (the script is atomic, so read-then-write is safe)
-    local attempts = (tonumber(f[9]) or 0) + 1
-    describe(out, id, row, f, attempts, claimant, budget(f[7], worker_max))
-    if f[7] then
-      redis.call('HSET', row, 'a', attempts, 'c', claimant)
-    else
-      -- No budget of its own: this claim's worker decides it, the last claim's configuration winning.
-      redis.call('HSET', row, 'a', attempts, 'c', claimant, 'w', worker_max)
-    end
-    ids[#ids + 1] = id
+local left = want
+local level = TOP_LEVEL
+local rules = {}
+while left > 0 and level >= 0 do
+  local ready = ready_key(level)
+  local top = redis.call('ZRANGE', ready, 0, 1, 'WITHSCORES')
+  if #top == 0 then
+    level = level - 1
   else
-    -- A member without a row breaks invariant 2; drop it rather than hand out an empty job.
-    orphans = orphans + 1
+    local lane, pass = top[1], tonumber(top[2])
+    if not rules[lane] then
+      local weight, cap = lane_rules(lane)
+      rules[lane] = { weight = weight, cap = cap }
+    end
+    local weight, cap = rules[lane].weight, rules[lane].cap
+    local room, opening = left, nil
+    if cap then room = math.min(room, cap - lane_active(lane)) end
+    if room > 0 and s.lm and s.lw then
+      local lane_room, lane_opening = window_room(lane_rate_key(lane), s.lm, s.lw, now)
+      if lane_room <= 0 then opening = lane_opening end
+      room = math.min(room, lane_room)
+    end
+    if room <= 0 then
+      -- Held back: out of ready at this level until a slot frees or its window opens.
+      redis.call('ZREM', ready, lane)
+      local held = redis.call('HGET', K_HELD, lane) or ''
+      if not has_level(held, level) then held = held .. level end
+      redis.call('HSET', K_HELD, lane, held)
+      if opening then redis.call('ZADD', K_TIMERS, opening, lane) end
+    else
+      -- As many as keep its pass at or below the next lane's (one when they alternate).
+      if top[4] then room = math.min(room, math.floor((tonumber(top[4]) - pass) * weight) + 1) end
+      local key = pending_key(level, lane)
+      local popped = redis.call('ZPOPMIN', key, room)
+      local got = 0
+      for i = 1, #popped, 2 do
+        local id = popped[i]
+        local row = prefix .. id
+        local f = read_row(row)
+        if f[1] then
+          local claimant = claimant_prefix .. '.' .. #ids
+          -- attempts + 1 and the claimant in one HSET (the script is atomic, so read-then-write is safe)
+          local attempts = (tonumber(f[9]) or 0) + 1
+          describe(out, id, row, f, attempts, claimant, budget(f[7], worker_max))
+          if f[7] then
+            redis.call('HSET', row, 'a', attempts, 'c', claimant)
+          else
+            -- No budget of its own: this claim's worker decides it, the last claim's configuration winning.
+            redis.call('HSET', row, 'a', attempts, 'c', claimant, 'w', worker_max)
+          end
+          ids[#ids + 1] = id
+          got = got + 1
+        else
+          -- A member without a row breaks invariant 2; drop it rather than hand out an empty job.
+          orphans = orphans + 1
+        end
+      end
+      local took = #popped / 2
+      if took > 0 then redis.call('HSET', K_VTIME, level, pass) end
+      if took < room or redis.call('EXISTS', key) == 0 then
+        redis.call('ZREM', ready, lane)
+      else
+        redis.call('ZADD', ready, pass + took / weight, lane)
+      end
+      if got > 0 then
+        redis.call('HINCRBY', K_LANE_ACTIVE, lane, got)
+        if s.lm and s.lw then count_starts(lane_rate_key(lane), got, s.lw, now) end
+      end
+      left = left - got
+    end
   end
 end
 
@@ -108,11 +209,17 @@ if #ids > 0 then
   zadd_all(KEYS[4], deadline, ids)
   redis.call('HINCRBY', KEYS[6], 'claimed', #ids)
   emit(KEYS[7], maxlen, 'type', 'claimed', 'ids', table.concat(ids, ','))
+  if s.rm and s.rw then count_starts(K_RATE, #ids, s.rw, now) end
 end
 bump(KEYS[6], 'orphans', orphans)
--- Work is left: pass the wake token on to the next idle worker.
-if #popped > 0 and redis.call('ZCARD', KEYS[3]) > 0 then
-  wake(KEYS[8])
+-- Work is left (and no cap stopped this call): pass the wake token on to the next idle worker.
+if left == 0 and want == n then
+  for l = level, 0, -1 do
+    if redis.call('EXISTS', ready_key(l)) == 1 then
+      wake(KEYS[8])
+      break
+    end
+  end
 end
 return out
 `,

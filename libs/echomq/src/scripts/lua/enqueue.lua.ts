@@ -11,9 +11,13 @@ export const ENQUEUE_LUA = luaScript(
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] idempotency prefix emq:{q}:idem:
 -- ARGV[3] events max length   ARGV[4] idempotency TTL ms   ARGV[5] replay window ms
 -- ARGV[6] group count G   ARGV[7 .. 6+G] jobs in each group
--- then per job 8 values: id, data, name ('' none), max attempts ('' none: the serving
+-- then per job 11 values: id, data, name ('' none), max attempts ('' none: the serving
 --           worker's applies), delay ms (0 none), run-at ms since epoch (0 none),
---           idempotency key ('' none), backoff policy as JSON ('' none: the serving worker's)
+--           idempotency key ('' none), backoff policy as JSON ('' none: the serving worker's),
+--           lane ('' the default lane), priority level 0-9 ('' 0), timeout ms ('' none: the
+--           serving worker's)
+-- (a pending job goes to its lane's pending set at its level, and the lane is offered to the
+--  claim: see flow.ts)
 -- Returns: per group { 'OK', then per job: id, 1 created | 0 an idempotency key matched
 --          (the id is then the existing job's) } or { 'EMQ_EXISTS', id } (nothing written for it).
 --          A repeated request returns its first reply.
@@ -30,7 +34,7 @@ for g = 1, groups do
   sizes[g] = int_arg(6 + g, 1, BATCH_MAX)
   total = total + sizes[g]
 end
-local PER_JOB = 8
+local PER_JOB = 11
 local first = 7 + groups
 if total > BATCH_MAX or #ARGV ~= first - 1 + total * PER_JOB then
   refuse('expected ' .. total .. ' jobs of ' .. PER_JOB .. ' arguments (at most ' .. BATCH_MAX .. ')')
@@ -46,12 +50,21 @@ local function check_backoff(i)
     refuse('ARGV[' .. i .. '] must be a fixed or exponential backoff policy as JSON (at most 256 bytes)')
   end
 end
+local function check_lane(i)
+  local lane = ARGV[i]
+  if lane ~= '' and (#lane > 64 or not string.match(lane, '^[%w_.:@+=-]+$')) then
+    refuse('ARGV[' .. i .. '] must be a lane name (1 to 64 of A-Z a-z 0-9 _ . : @ + = -)')
+  end
+end
 for i = 0, total - 1 do
   local base = first + i * PER_JOB
   if ARGV[base + 3] ~= '' then int_arg(base + 3, 1, 1000000) end
   int_arg(base + 4, 0, 1000000000000000)
   int_arg(base + 5, 0, 1000000000000000)
   check_backoff(base + 7)
+  check_lane(base + 8)
+  if ARGV[base + 9] ~= '' then int_arg(base + 9, 0, TOP_LEVEL) end
+  if ARGV[base + 10] ~= '' then int_arg(base + 10, 1, 604800000) end
 end
 
 -- The reply of a repeated request, rebuilt from its record: created jobs carry their own
@@ -129,10 +142,14 @@ end
 
 -- Write.
 local now = now_ms()
-local ids, pending = {}, {}
+local ids = {}
+-- Pending jobs by lane and level, in call order: one ZADD and one offer per group.
+local waiting, order = {}, {}
 for _, base in ipairs(fresh) do
   local id, name, idem = ARGV[base], ARGV[base + 2], ARGV[base + 6]
   local max, backoff = ARGV[base + 3], ARGV[base + 7]
+  local lane, level = place(ARGV[base + 8] ~= '' and ARGV[base + 8] or nil, ARGV[base + 9])
+  local timeout = ARGV[base + 10]
   local delay, run_at = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
   local fields = {}
   put_data(fields, ARGV[base + 1])
@@ -149,6 +166,18 @@ for _, base in ipairs(fresh) do
     fields[#fields + 1] = 'o'
     fields[#fields + 1] = backoff
   end
+  if lane ~= DEFAULT_LANE then
+    fields[#fields + 1] = 'l'
+    fields[#fields + 1] = lane
+  end
+  if level ~= 0 then
+    fields[#fields + 1] = 'y'
+    fields[#fields + 1] = level
+  end
+  if timeout ~= '' then
+    fields[#fields + 1] = 't'
+    fields[#fields + 1] = timeout
+  end
   if idem ~= '' then
     fields[#fields + 1] = 'k'
     fields[#fields + 1] = idem
@@ -159,11 +188,19 @@ for _, base in ipairs(fresh) do
   if run_at > now then
     redis.call('ZADD', KEYS[4], run_at, id)
   else
-    pending[#pending + 1] = id
+    local at = level .. ':' .. lane
+    if not waiting[at] then
+      waiting[at] = { lane = lane, level = level, ids = {} }
+      order[#order + 1] = at
+    end
+    local group = waiting[at].ids
+    group[#group + 1] = id
   end
   ids[#ids + 1] = id
 end
-zadd_all(KEYS[3], 0, pending)
+for _, at in ipairs(order) do
+  into_pending(waiting[at].lane, waiting[at].level, waiting[at].ids)
+end
 
 if #ids > 0 then
   redis.call('HINCRBY', KEYS[5], 'enqueued', #ids)

@@ -9,7 +9,9 @@
  *   o the job's own backoff policy (JSON), only when it was enqueued with one
  *   b attempts at the start of the current retry budget   c claimant of the current claim
  *   e last error    r result   f finished-at ms   k idempotency key   p progress (JSON)
+ *   l lane (absent: the default lane)   y priority level (absent: 0)   t the job's own timeout ms
  */
+import { FLOW_PRELUDE } from './flow';
 import { ERROR_TEXT_MAX, EVENT_ERROR_MAX_BYTES, LUA_UNPACK_SLICE, SCRIPT_BATCH_MAX } from '../limits';
 
 /**
@@ -140,10 +142,12 @@ end
 -- (attempts) and claimant. A row holds a claimant only while its job is in active: claim
 -- sets 'c', and every way out of active (complete, fail, release, reap) deletes it or the
 -- row (remove), so a matching claimant proves membership without a ZSCORE. (The model-based
--- test checks the row's exact fields after every step.)
+-- test checks the row's exact fields after every step.) Also returns the row's lane and
+-- level fields ('l', 'y', nil when absent: see place()), read in the same HMGET, for the
+-- transitions that count the job out of its lane or put it back into its lane's pending.
 local function holds(row, token, claimant)
-  local f = redis.call('HMGET', row, 'a', 'c')
-  return f[1] == token and f[2] == claimant
+  local f = redis.call('HMGET', row, 'a', 'c', 'l', 'y')
+  return f[1] == token and f[2] == claimant, f[3], f[4]
 end
 
 -- Payloads are stored in chunks of at most 63 bytes ('d', then 'd2' .. 'dN'), so a waiting
@@ -215,5 +219,5 @@ end
 
 /** Composes a script: its documented header, then the shared helpers, then its body. */
 export function luaScript(header: string, body: string): string {
-  return `${header.trim()}\n${PRELUDE}\n${body.trim()}\n`;
+  return `${header.trim()}\n${PRELUDE}\n${FLOW_PRELUDE}\n${body.trim()}\n`;
 }
