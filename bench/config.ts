@@ -25,6 +25,20 @@ export interface BenchConfig {
     readonly concurrency: number;
   };
   readonly cost: { readonly jobs: number; readonly inFlight: number; readonly concurrency: number };
+  /** The flow-control figures (EchoMQ only): drains over many lanes, mixed priorities, a rate limit. */
+  readonly flow: {
+    /** Jobs per drain; the plain, the lanes and the priorities drains take the same number. */
+    readonly jobs: number;
+    readonly lanes: number;
+    readonly point: DrainPoint;
+    /** The rate-limited drain: rateLimit { max, windowMs }, `jobs` take about jobs / max windows. */
+    readonly rate: {
+      readonly jobs: number;
+      readonly max: number;
+      readonly windowMs: number;
+      readonly point: DrainPoint;
+    };
+  };
   /** Longest one run may take before the benchmark gives up. */
   readonly runTimeoutMs: number;
 }
@@ -50,6 +64,12 @@ export const FULL: BenchConfig = {
   },
   latency: { ratePerSecond: 500, jobs: 2_500, warmUpJobs: 250, concurrency: 10 },
   cost: { jobs: 20_000, inFlight: 100, concurrency: 50 },
+  flow: {
+    jobs: 20_000,
+    lanes: 1_000,
+    point: { processes: 1, concurrency: 50 },
+    rate: { jobs: 3_000, max: 500, windowMs: 1_000, point: { processes: 2, concurrency: 50 } },
+  },
   runTimeoutMs: 300_000,
 };
 
@@ -68,6 +88,12 @@ export const QUICK: BenchConfig = {
   },
   latency: { ratePerSecond: 500, jobs: 250, warmUpJobs: 50, concurrency: 10 },
   cost: { jobs: 2_000, inFlight: 100, concurrency: 50 },
+  flow: {
+    jobs: 2_000,
+    lanes: 1_000,
+    point: { processes: 1, concurrency: 50 },
+    rate: { jobs: 1_000, max: 500, windowMs: 1_000, point: { processes: 2, concurrency: 50 } },
+  },
   runTimeoutMs: 60_000,
 };
 

@@ -4,7 +4,7 @@ import type { BenchConfig } from './config';
 import { formatDuration } from './support/clock';
 import type { Machine, Versions } from './support/environment';
 import { REPO_ROOT } from './support/paths';
-import { formatNumber, type Measurement } from './support/measurement';
+import { formatNumber, type Measurement, type SoloMeasurement } from './support/measurement';
 import { summarize, type Summary } from './support/stats';
 import { SYSTEM_IDS } from './systems';
 import type { QueueSystem, SystemId } from './systems/types';
@@ -28,7 +28,8 @@ export interface ResultRecord extends Summary {
   readonly figure: string;
   readonly key: string;
   readonly unit: string;
-  readonly better: 'higher' | 'lower';
+  /** 'none' for an EchoMQ-only row where neither direction is better. */
+  readonly better: 'higher' | 'lower' | 'none';
   readonly rounds: number;
   /** The per-round values, in round order. */
   readonly values: readonly number[];
@@ -86,7 +87,45 @@ function ratioCell(values: readonly number[]): string {
   return `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
 }
 
-export function markdown(measurements: readonly Measurement[], info: RunInfo): string {
+const ARROWS = { higher: ' ↑', lower: ' ↓' } as const;
+
+/** The EchoMQ-only rows (flow control): one column, no ratios against the other systems. */
+function soloTable(solo: readonly SoloMeasurement[]): string[] {
+  if (solo.length === 0) return [];
+  const lines = [
+    '',
+    '## EchoMQ only: flow control',
+    '',
+    'Lanes, priorities and shared limits have no counterpart in the other two systems; ratios here are EchoMQ over EchoMQ, per round (see Method).',
+    '',
+    '| figure | unit | EchoMQ |',
+    '|---|---|---:|',
+  ];
+  for (const m of solo) {
+    const value = m.unit === 'ratio' ? ratioCell(m.values) : cell(summarize(m.values), m.unit);
+    lines.push(`| ${m.figure}${m.better ? ARROWS[m.better] : ''} | ${m.unit} | ${value} |`);
+  }
+  return lines;
+}
+
+function soloRecords(solo: readonly SoloMeasurement[]): ResultRecord[] {
+  return solo.map((m) => ({
+    figure: m.figure,
+    key: m.key,
+    better: m.better ?? 'none',
+    system: 'EchoMQ',
+    unit: m.unit,
+    rounds: m.values.length,
+    values: m.values,
+    ...summarize(m.values),
+  }));
+}
+
+export function markdown(
+  measurements: readonly Measurement[],
+  info: RunInfo,
+  solo: readonly SoloMeasurement[] = [],
+): string {
   const { config, versions, machine } = info;
   const labels = SYSTEM_IDS.map((id) => info.systems.find((system) => system.id === id)!.label);
   const lines: string[] = [
@@ -109,6 +148,7 @@ export function markdown(measurements: readonly Measurement[], info: RunInfo): s
     );
   }
   lines.push(
+    ...soloTable(solo),
     '',
     '## Versions',
     '',
@@ -133,13 +173,14 @@ export function markdown(measurements: readonly Measurement[], info: RunInfo): s
 export function writeResults(
   measurements: readonly Measurement[],
   info: RunInfo,
+  solo: readonly SoloMeasurement[] = [],
 ): { md: string; json: string } {
   mkdirSync(RESULTS_DIR, { recursive: true });
   // The full run's files are the published figures; a quick (CI) run must not overwrite them.
   const name = info.config.mode === 'quick' ? 'quick' : 'latest';
   const md = join(RESULTS_DIR, `${name}.md`);
   const json = join(RESULTS_DIR, `${name}.json`);
-  writeFileSync(md, markdown(measurements, info));
+  writeFileSync(md, markdown(measurements, info, solo));
   const document = {
     mode: info.config.mode,
     startedAt: info.startedAt.toISOString(),
@@ -150,7 +191,7 @@ export function writeResults(
     machine: { ...info.machine, loadAverageAtEnd: info.loadAverageAtEnd },
     settings: Object.fromEntries(info.systems.map((system) => [system.label, system.settings])),
     method: info.method,
-    records: records(measurements, info.systems),
+    records: [...records(measurements, info.systems), ...soloRecords(solo)],
   };
   writeFileSync(json, `${JSON.stringify(document, null, 2)}\n`);
   return { md, json };

@@ -12,6 +12,7 @@ import { FULL, mostProcesses, QUICK } from './config';
 import { drain } from './figures/drain';
 import { enqueueBulk } from './figures/enqueue-bulk';
 import { enqueueSingle } from './figures/enqueue-single';
+import { flowControl, FLOW_METHOD } from './figures/flow';
 import { latency } from './figures/latency';
 import { redisCost } from './figures/redis-cost';
 import { writeResults, markdown, type RunInfo } from './report';
@@ -71,6 +72,10 @@ async function main(): Promise<void> {
       measurements.push(...(await figure(ctx)));
       log(`(${figure.name}: ${formatDuration(Date.now() - phaseAt)})`);
     }
+    // EchoMQ only (the other systems have no lanes or shared limits), so a table of its own.
+    phaseAt = Date.now();
+    const solo = await flowControl(ctx);
+    log(`(${flowControl.name}: ${formatDuration(Date.now() - phaseAt)})`);
 
     const info: RunInfo = {
       config,
@@ -80,10 +85,10 @@ async function main(): Promise<void> {
       machine: machineInfo,
       loadAverageAtEnd: loadavg().map((load) => Math.round(load * 100) / 100),
       systems,
-      method: METHOD,
+      method: [...METHOD, ...FLOW_METHOD],
     };
-    const written = writeResults(measurements, info);
-    process.stdout.write(markdown(measurements, info));
+    const written = writeResults(measurements, info, solo);
+    process.stdout.write(markdown(measurements, info, solo));
     log(`\nWrote ${written.md} and ${written.json}; total ${formatDuration(info.durationMs)}`);
   } finally {
     await pool.closeAll();

@@ -21,6 +21,19 @@ export function measurement(
   return { key, figure, unit, better, values };
 }
 
+/**
+ * A row only EchoMQ has (the flow-control figures: the other systems have no lanes or
+ * shared limits to compare): one value per round. `better` is absent where neither
+ * direction is better (a rate that should sit at its limit).
+ */
+export interface SoloMeasurement {
+  readonly key: string;
+  readonly figure: string;
+  readonly unit: string;
+  readonly better?: 'higher' | 'lower';
+  readonly values: readonly number[];
+}
+
 /** Picks one number out of per-round results, keeping the per-system, per-round shape. */
 export function pick<T>(
   results: Readonly<Record<SystemId, readonly T[]>>,

@@ -1,6 +1,7 @@
 import {
   ENQUEUE_MANY_MAX as BULK_MAX,
   isJobId,
+  isValidLaneName,
   isValidQueueName,
   JOB_IDS,
   STATE_SETS,
@@ -94,8 +95,22 @@ const badField: fc.Arbitrary<[string, unknown]> = fc.oneof(
     fc.constant('idempotencyKey'),
     fc.oneof(fc.constant(''), fc.string({ minLength: 257, maxLength: 400 })),
   ),
-  // Reserved by the contract, not implemented: any value (null included) is refused.
-  fc.tuple(fc.constant('lane'), fc.oneof(fc.constant(null), fc.jsonValue({ maxDepth: 1 }))),
+  // Not a lane name: not a string, or a string outside the keyspace's lane rule.
+  fc.tuple(
+    fc.constant('lane'),
+    fc.oneof(
+      notAString,
+      fc.string({ maxLength: 80 }).filter((text) => !isValidLaneName(text)),
+    ),
+  ),
+  fc.tuple(
+    fc.constant('priority'),
+    fc.oneof(notAnInteger, fc.integer({ max: -1 }), fc.integer({ min: 10, max: 2 ** 40 })),
+  ),
+  fc.tuple(
+    fc.constant('timeoutMs'),
+    fc.oneof(notAnInteger, fc.integer({ max: 0 }), fc.integer({ min: 604_800_001, max: 2 ** 40 })),
+  ),
   // A job's own backoff that is not a fixed or exponential policy in range.
   fc.tuple(
     fc.constant('backoff'),
@@ -119,6 +134,8 @@ const KNOWN_FIELDS = new Set([
   'idempotencyKey',
   'backoff',
   'lane',
+  'priority',
+  'timeoutMs',
 ]);
 const unknownKey = fc.oneof(
   fc.string({ minLength: 1, maxLength: 20 }).filter((key) => !KNOWN_FIELDS.has(key)),
@@ -326,9 +343,20 @@ function cases(seedId: string): fc.Arbitrary<Case> {
           .map((l): [string, string][] => [['limit', l]]),
         fc
           .tuple(fc.string({ minLength: 1, maxLength: 10 }), fc.string({ maxLength: 10 }))
-          .filter(([key]) => !['state', 'limit', 'after'].includes(key))
+          .filter(([key]) => !['state', 'limit', 'after', 'lane', 'priority'].includes(key))
           .map((p): [string, string][] => [p]),
         badJobId.map((id): [string, string][] => [['after', id]]),
+        fc
+          .string({ maxLength: 80 })
+          .filter((lane) => !isValidLaneName(lane))
+          .map((lane): [string, string][] => [['lane', lane]]),
+        fc
+          .string({ maxLength: 10 })
+          .filter((level) => !(/^\d{1,7}$/.test(level) && Number(level) <= 9))
+          .map((level): [string, string][] => [
+            ['lane', 'vip'],
+            ['priority', level],
+          ]),
         fc.constantFrom('active', 'schedule').map((s): [string, string][] => [
           ['state', s],
           ['after', seedId],

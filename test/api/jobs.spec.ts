@@ -113,13 +113,6 @@ describe('api: jobs and queues over HTTP', () => {
     expect(counts.body.counts.pending).toBe(1);
   });
 
-  it('rejects lane with a 400 that says it is not implemented', async () => {
-    const res = await http().post(`/queues/${queue}/jobs`).send({ data: 1, lane: 'vip' }).expect(400);
-    expect(res.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
-    expect(JSON.stringify(res.body.message)).toMatch(/not implemented/);
-    expect((await http().get(`/queues/${queue}`)).body.counts.pending).toBe(0);
-  });
-
   it('keeps a per-job backoff and maxAttempts on the job, and says they are its own', async () => {
     const backoff = { type: 'exponential', delayMs: 1_000, maxDelayMs: 60_000 };
     const id = await enqueue({ data: 1, backoff, maxAttempts: 4 });
@@ -294,6 +287,12 @@ describe('api: jobs and queues over HTTP', () => {
         'GET /queues/{queue}/jobs/{id}',
         'POST /queues/{queue}/jobs/{id}/retry',
         'DELETE /queues/{queue}/jobs/{id}',
+        'GET /queues/{queue}/lanes',
+        'PUT /queues/{queue}/lanes/{lane}',
+        'POST /queues/{queue}/lanes/{lane}/pause',
+        'POST /queues/{queue}/lanes/{lane}/resume',
+        'GET /queues/{queue}/limits',
+        'PUT /queues/{queue}/limits',
       ].sort(),
     );
     expect(doc.body.components.securitySchemes).toHaveProperty('bearer');

@@ -49,6 +49,20 @@ describe('parseQueueEvent', () => {
     });
   });
 
+  it('reads throttled with its attempt, hold and scope, and the lane events with their lane', () => {
+    expect(entry('type', 'throttled', 'ids', A, 'attempt', '2', 'ms', '5000', 'scope', 'lane')).toMatchObject(
+      {
+        type: 'throttled',
+        id: A,
+        attempt: 2,
+        ms: 5000,
+        scope: 'lane',
+      },
+    );
+    expect(entry('type', 'lane-paused', 'ids', '', 'lane', 'acme')).toMatchObject({ ids: [], lane: 'acme' });
+    expect(entry('type', 'lane-resumed', 'ids', '', 'lane', 'acme')).toMatchObject({ type: 'lane-resumed' });
+  });
+
   it('passes a type it does not know on as unrecognized, with its raw fields', () => {
     const event = entry('type', 'paused', 'ids', '', 'by', 'admin');
     expect(event).toMatchObject({ type: 'unrecognized', ids: [], fields: { type: 'paused', by: 'admin' } });

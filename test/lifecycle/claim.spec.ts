@@ -45,9 +45,14 @@ describe('claim: pending -> active', () => {
         maxAttempts: 5,
         budgetBase: 0,
         backoff: null,
+        lane: 'default',
+        priority: 0,
+        timeoutMs: null,
       },
     ]);
     expect(batch.leaseDeadline).toBeGreaterThanOrEqual(before + 15_000);
+    expect(batch.serverNow).toBe(batch.leaseDeadline - 15_000);
+    expect(batch.limitedUntil).toBeNull();
     expect(batch.leaseDeadline).toBeLessThanOrEqual(after + 15_000);
     expect(batch.nextRunAt).toBeNull();
 

@@ -1,4 +1,5 @@
 import {
+  completeJobs,
   StaleJobError,
   completeJob,
   readJobView,
@@ -18,6 +19,7 @@ import {
 } from '../support/assertions';
 import { enqueueAndClaim } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { claimUpTo, enqueueIn, expectFlowConsistent } from './support/flow';
 
 describe('complete: active -> completed', () => {
   let redis: Redis;
@@ -96,6 +98,64 @@ describe('complete: active -> completed', () => {
       expect(await untouchable(redis, ctx.keys)).toEqual(before);
       expect((await metrics(redis, ctx.keys)).stale).toBe(staleCount + 1);
       await expectConsistent(redis, ctx.keys);
+    });
+  });
+  describe('with lanes', () => {
+    it.each([0, 60_000])(
+      'counts the job out of its lane (keep %p ms): a lane its cap held back returns, a worker wakes',
+      async (keepMs) => {
+        const ctx = scriptContext(redis, uniqueQueue('complete-lanes'));
+        await redis.hset(ctx.keys.settings, 'lc', 1);
+        const [first, second] = await enqueueIn(ctx, mint, [
+          ['acme', 2],
+          ['acme', 2],
+        ]);
+        const [job] = await claimUpTo(ctx, 5);
+        expect(job.id).toBe(first);
+        expect((await expectFlowConsistent(redis, ctx.keys)).held).toEqual({ acme: '2' });
+        await redis.del(ctx.keys.wake);
+
+        await completeJob(ctx, job, '', keepMs);
+        const flow = await expectFlowConsistent(redis, ctx.keys);
+        expect(flow.laneActive).toEqual({});
+        expect(flow.held).toEqual({});
+        expect(Object.keys(flow.ready[2] ?? {})).toEqual(['acme']);
+        expect(await redis.llen(ctx.keys.wake)).toBe(1);
+        expect((await claimUpTo(ctx, 5)).map((next) => next.id)).toEqual([second]);
+      },
+    );
+
+    it('a worker the global cap turned away is woken when a job completes', async () => {
+      const ctx = scriptContext(redis, uniqueQueue('complete-gc'));
+      await redis.hset(ctx.keys.settings, 'gc', 1);
+      await enqueueIn(ctx, mint, [
+        ['default', 0],
+        ['default', 0],
+      ]);
+      const [job] = await claimUpTo(ctx, 5);
+      expect(await claimUpTo(ctx, 5)).toEqual([]);
+      await redis.del(ctx.keys.wake);
+      await completeJob(ctx, job, '', 0);
+      expect(await redis.exists(ctx.keys.waiting)).toBe(0);
+      expect(await redis.llen(ctx.keys.wake)).toBe(1);
+    });
+
+    it('a batch over several lanes counts each lane out by its own jobs', async () => {
+      const ctx = scriptContext(redis, uniqueQueue('complete-batch'));
+      await enqueueIn(ctx, mint, [
+        ['acme', 0],
+        ['acme', 0],
+        ['globex', 1],
+      ]);
+      const jobs = await claimUpTo(ctx, 5);
+      expect((await expectFlowConsistent(redis, ctx.keys)).laneActive).toEqual({ acme: 2, globex: 1 });
+      const acme = jobs.filter((job) => job.lane === 'acme');
+      await completeJobs(
+        ctx,
+        [...acme, jobs.find((job) => job.lane === 'globex')!].map((claim) => ({ claim, result: '' })),
+        0,
+      );
+      expect((await expectFlowConsistent(redis, ctx.keys)).laneActive).toEqual({});
     });
   });
 });

@@ -19,6 +19,7 @@ import {
 } from '../support/assertions';
 import { enqueueAndClaim, claimSome } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { at, claimUpTo, enqueueIn, expectFlowConsistent } from './support/flow';
 
 describe('fail: active -> schedule | pending | dead', () => {
   let redis: Redis;
@@ -198,6 +199,54 @@ describe('fail: active -> schedule | pending | dead', () => {
       expect(await untouchable(redis, ctx.keys)).toEqual(before);
       expect((await metrics(redis, ctx.keys)).stale).toBe(staleCount + 2);
       await expectConsistent(redis, ctx.keys);
+    });
+  });
+  describe('with lanes and priorities', () => {
+    it("a retry now goes into the job's own lane at its level, and the lane is offered", async () => {
+      const ctx = scriptContext(redis, uniqueQueue('fail-lanes'));
+      const [id] = await enqueueIn(ctx, mint, [['acme', 7]]);
+      const [job] = await claimUpTo(ctx, 1);
+      expect(await failJob(ctx, job, { error: 'e', backoffMs: 0, unrecoverable: false })).toEqual({
+        state: 'pending',
+      });
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.pending).toEqual({ [at('acme', 7)]: [id] });
+      expect(Object.keys(flow.ready[7] ?? {})).toEqual(['acme']);
+      expect(flow.laneActive).toEqual({});
+      expect((await claimUpTo(ctx, 1)).map((next) => next.id)).toEqual([id]);
+    });
+
+    it('to schedule or dead: counted out of its lane all the same, and a held lane returns', async () => {
+      const ctx = scriptContext(redis, uniqueQueue('fail-lanes'));
+      await redis.hset(ctx.keys.laneSettings('acme'), 'k', 1);
+      const [first, second, third] = await enqueueIn(
+        ctx,
+        mint,
+        [
+          ['acme', 0],
+          ['acme', 0],
+          ['acme', 0],
+        ],
+        { maxAttempts: 1 },
+      );
+      const [job] = await claimUpTo(ctx, 5);
+      expect(job.id).toBe(first);
+      expect(await failJob(ctx, job, { error: 'e', backoffMs: 0, unrecoverable: false })).toEqual({
+        state: 'dead',
+      });
+      let flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.laneActive).toEqual({});
+      expect(flow.held).toEqual({});
+
+      const [next] = await claimUpTo(ctx, 5);
+      expect(next.id).toBe(second);
+      await redis.hset(ctx.keys.job(next.id), 'm', 3);
+      expect((await failJob(ctx, next, { error: 'e', backoffMs: 60_000, unrecoverable: false })).state).toBe(
+        'schedule',
+      );
+      flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.laneActive).toEqual({});
+      expect(flow.pending).toEqual({ [at('acme')]: [third] });
     });
   });
 });

@@ -13,6 +13,7 @@ import {
 import type { Redis } from 'ioredis';
 import { jobRecord, serverNowMs } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { claimUpTo, enqueueIn } from './support/flow';
 
 describe('job view: the state is the set that holds the id', () => {
   let redis: Redis;
@@ -126,5 +127,16 @@ describe('job view: the state is the set that holds the id', () => {
   it('refuses malformed ids', async () => {
     await expect(readJobView(ctx, 'JOB123')).rejects.toBeInstanceOf(InvalidJobIdError);
     await expect(readJobViews(ctx, [ids.pending, 'nope'])).rejects.toBeInstanceOf(InvalidJobIdError);
+  });
+  describe('with lanes and priorities', () => {
+    it('a job pending in its own lane at its level reads pending', async () => {
+      const laneCtx = scriptContext(redis, uniqueQueue('view-lanes'));
+      const [id] = await enqueueIn(laneCtx, mint, [['acme', 5]]);
+      const view = await readJobView(laneCtx, id);
+      expect(view).toMatchObject({ state: 'pending', score: 0 });
+      expect(view.fields).toMatchObject({ l: 'acme', y: '5' });
+      const [claimed] = await claimUpTo(laneCtx, 1);
+      expect((await readJobView(laneCtx, claimed.id)).state).toBe('active');
+    });
   });
 });

@@ -1,7 +1,8 @@
-import { enqueueJobs, promoteDue, type ScriptContext } from '@app/echomq/internal';
+import { pauseLane, enqueueJobs, promoteDue, type ScriptContext } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { backdate, events, expectConsistent, jobRecord, metrics } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { at, enqueueIn, expectFlowConsistent } from './support/flow';
 
 describe('promote: schedule -> pending when run-at is reached', () => {
   let redis: Redis;
@@ -81,5 +82,43 @@ describe('promote: schedule -> pending when run-at is reached', () => {
     await backdate(redis, ctx.keys.schedule, old);
     await promoteDue(ctx, 10);
     expect(await redis.zrange(ctx.keys.pending, 0, -1)).toEqual([old, mid, young]);
+  });
+  describe('with lanes and priorities', () => {
+    it('moves each due job into its own lane at its level and offers the lane there', async () => {
+      const ctx = scriptContext(redis, uniqueQueue('promote-lanes'));
+      const ids = await enqueueIn(
+        ctx,
+        mint,
+        [
+          ['acme', 8],
+          ['globex', 0],
+          ['default', 0],
+          ['acme', 8],
+        ],
+        { delayMs: 60_000 },
+      );
+      for (const id of ids.slice(0, 3)) await backdate(redis, ctx.keys.schedule, id);
+      expect(await promoteDue(ctx, 100)).toEqual({ promoted: 3, more: false });
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.pending).toEqual({
+        [at('acme', 8)]: [ids[0]],
+        [at('globex')]: [ids[1]],
+        [at('default')]: [ids[2]],
+      });
+      expect(Object.keys(flow.ready[8] ?? {})).toEqual(['acme']);
+      expect(Object.keys(flow.ready[0] ?? {}).sort()).toEqual(['default', 'globex']);
+      expect(await redis.zrange(ctx.keys.schedule, 0, -1)).toEqual([ids[3]]);
+    });
+
+    it("into a held lane: the job waits there, its level noted for the lane's return", async () => {
+      const ctx = scriptContext(redis, uniqueQueue('promote-lanes'));
+      await pauseLane(ctx, 'acme');
+      const [id] = await enqueueIn(ctx, mint, [['acme', 1]], { delayMs: 60_000 });
+      await backdate(redis, ctx.keys.schedule, id);
+      await promoteDue(ctx, 100);
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.held).toEqual({ acme: '1' });
+      expect(flow.ready).toEqual({});
+    });
   });
 });

@@ -11,6 +11,7 @@ import {
 import type { Redis } from 'ioredis';
 import { backdate, events, expectConsistent, jobRecord, metrics } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { at, claimUpTo, enqueueIn, expectFlowConsistent } from './support/flow';
 
 describe('reap: expired leases, active -> pending | dead', () => {
   let redis: Redis;
@@ -158,5 +159,39 @@ describe('reap: expired leases, active -> pending | dead', () => {
     expect(await reapExpired(ctx, 100)).toEqual({ toPending: 0, toDead: 0, more: false });
     expect(await redis.zcard(ctx.keys.active)).toBe(0);
     expect(await metrics(redis, ctx.keys)).toEqual({ orphans: 1 });
+  });
+  describe('with lanes and priorities', () => {
+    it("frees the lanes of a crashed worker's jobs: each back in its lane, its cap's held lane returns", async () => {
+      const ctx = scriptContext(redis, uniqueQueue('reap-lanes'));
+      await redis.hset(ctx.keys.settings, 'lc', 1);
+      const ids = await enqueueIn(ctx, mint, [
+        ['acme', 4],
+        ['acme', 4],
+        ['globex', 0],
+      ]);
+      const jobs = await claimUpTo(ctx, 10, 60_000);
+      expect(jobs.map((job) => job.id).sort()).toEqual([ids[0], ids[2]].sort());
+      expect((await expectFlowConsistent(redis, ctx.keys)).held).toEqual({ acme: '4' });
+      for (const job of jobs) await backdate(redis, ctx.keys.active, job.id);
+      await redis.del(ctx.keys.wake);
+
+      expect(await reapExpired(ctx, 100)).toEqual({ toPending: 2, toDead: 0, more: false });
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.laneActive).toEqual({});
+      expect(flow.held).toEqual({});
+      expect(flow.pending).toEqual({ [at('acme', 4)]: [ids[0], ids[1]], [at('globex')]: [ids[2]] });
+      expect(await redis.llen(ctx.keys.wake)).toBe(1);
+    });
+
+    it('a lease reaped to dead is counted out of its lane too', async () => {
+      const ctx = scriptContext(redis, uniqueQueue('reap-lanes'));
+      await enqueueIn(ctx, mint, [['acme', 0]], { maxAttempts: 1 });
+      const [job] = await claimUpTo(ctx, 1, 60_000);
+      await backdate(redis, ctx.keys.active, job.id);
+      expect(await reapExpired(ctx, 100)).toEqual({ toPending: 0, toDead: 1, more: false });
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.laneActive).toEqual({});
+      expect(flow.pending).toEqual({});
+    });
   });
 });

@@ -1,4 +1,5 @@
 import {
+  pauseLane,
   failJob,
   readJobView,
   releaseJobs,
@@ -19,6 +20,7 @@ import {
 } from '../support/assertions';
 import { enqueueAndClaim, claimSome } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { at, claimUpTo, enqueueIn, expectFlowConsistent } from './support/flow';
 
 describe('release: active -> pending without spending the retry budget', () => {
   let redis: Redis;
@@ -126,6 +128,62 @@ describe('release: active -> pending without spending the retry budget', () => {
       expect((await metrics(redis, ctx.keys)).stale).toBe(staleCount + 1);
       expect((await metrics(redis, ctx.keys)).released).toBeUndefined();
       await expectConsistent(redis, ctx.keys);
+    });
+  });
+  describe('with lanes and priorities', () => {
+    it('puts each job back into its own lane at its level, in mint order, and counts them out', async () => {
+      const ctx = scriptContext(redis, uniqueQueue('release-lanes'));
+      const ids = await enqueueIn(ctx, mint, [
+        ['acme', 0],
+        ['globex', 5],
+        ['acme', 0],
+        ['default', 0],
+      ]);
+      const jobs = await claimUpTo(ctx, 10);
+      expect(jobs).toHaveLength(4);
+      expect((await expectFlowConsistent(redis, ctx.keys)).laneActive).toEqual({
+        acme: 2,
+        globex: 1,
+        default: 1,
+      });
+
+      expect(await releaseJobs(ctx, jobs)).toEqual([true, true, true, true]);
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.pending).toEqual({
+        [at('acme')]: [ids[0], ids[2]],
+        [at('globex', 5)]: [ids[1]],
+        [at('default')]: [ids[3]],
+      });
+      expect(flow.laneActive).toEqual({});
+      expect(Object.keys(flow.ready[0] ?? {}).sort()).toEqual(['acme', 'default']);
+      expect(Object.keys(flow.ready[5] ?? {})).toEqual(['globex']);
+    });
+
+    it('a lane its cap held back returns with its released job', async () => {
+      const ctx = scriptContext(redis, uniqueQueue('release-lanes'));
+      await redis.hset(ctx.keys.settings, 'lc', 1);
+      const [first, second] = await enqueueIn(ctx, mint, [
+        ['acme', 0],
+        ['acme', 0],
+      ]);
+      const jobs = await claimUpTo(ctx, 10);
+      expect((await expectFlowConsistent(redis, ctx.keys)).held).toEqual({ acme: '0' });
+      await releaseJobs(ctx, jobs);
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.held).toEqual({});
+      expect(flow.pending).toEqual({ [at('acme')]: [first, second] });
+    });
+
+    it("a job released into a paused lane waits there, noted for the lane's return", async () => {
+      const ctx = scriptContext(redis, uniqueQueue('release-lanes'));
+      const [id] = await enqueueIn(ctx, mint, [['acme', 3]]);
+      const jobs = await claimUpTo(ctx, 1);
+      await pauseLane(ctx, 'acme');
+      await releaseJobs(ctx, jobs);
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.held).toEqual({ acme: '3' });
+      expect(flow.pending).toEqual({ [at('acme', 3)]: [id] });
+      expect(await claimUpTo(ctx, 1)).toEqual([]);
     });
   });
 });

@@ -1,4 +1,5 @@
 import {
+  pauseLane,
   JobNotFoundError,
   StaleJobError,
   claimJobs,
@@ -13,6 +14,7 @@ import {
 import type { Redis } from 'ioredis';
 import { events, expectConsistent, jobRecord, metrics, snapshot } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { at, claimUpTo, enqueueIn, expectFlowConsistent } from './support/flow';
 
 describe('remove: any state -> gone', () => {
   let redis: Redis;
@@ -129,5 +131,57 @@ describe('remove: any state -> gone', () => {
     await removeJob(ctx, id);
     await expect(removeJob(ctx, id)).rejects.toBeInstanceOf(JobNotFoundError);
     expect((await metrics(redis, ctx.keys)).removed).toBe(1);
+  });
+  describe('with lanes and priorities', () => {
+    it('a pending job leaves its own lane; the lane leaves ready at that level only when it has no work left there', async () => {
+      const ctx = context();
+      const ids = await enqueueIn(ctx, mint, [
+        ['acme', 3],
+        ['acme', 3],
+        ['acme', 0],
+      ]);
+      expect(await removeJob(ctx, ids[0])).toBe('pending');
+      let flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.pending).toEqual({ [at('acme', 3)]: [ids[1]], [at('acme')]: [ids[2]] });
+      expect(Object.keys(flow.ready[3] ?? {})).toEqual(['acme']);
+
+      expect(await removeJob(ctx, ids[1])).toBe('pending');
+      flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.ready[3]).toBeUndefined();
+      expect(Object.keys(flow.ready[0] ?? {})).toEqual(['acme']);
+      expect(await redis.exists(ctx.keys.job(ids[1]))).toBe(0);
+    });
+
+    it("a pending job of a held lane: its level leaves the lane's held levels with its last job", async () => {
+      const ctx = context();
+      const [low, high] = await enqueueIn(ctx, mint, [
+        ['acme', 0],
+        ['acme', 9],
+      ]);
+      await pauseLane(ctx, 'acme');
+      expect((await expectFlowConsistent(redis, ctx.keys)).held).toEqual({ acme: '09' });
+      await removeJob(ctx, high);
+      expect((await expectFlowConsistent(redis, ctx.keys)).held).toEqual({ acme: '0' });
+      await removeJob(ctx, low);
+      expect((await expectFlowConsistent(redis, ctx.keys)).held).toEqual({ acme: '' });
+    });
+
+    it('an active job is counted out of its lane, and a lane its cap held back returns', async () => {
+      const ctx = context();
+      await redis.hset(ctx.keys.settings, 'lc', 1);
+      const ids = await enqueueIn(ctx, mint, [
+        ['acme', 0],
+        ['acme', 0],
+      ]);
+      const [job] = await claimUpTo(ctx, 5);
+      expect((await expectFlowConsistent(redis, ctx.keys)).held).toEqual({ acme: '0' });
+      await redis.del(ctx.keys.wake);
+      expect(await removeJob(ctx, job.id)).toBe('active');
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.laneActive).toEqual({});
+      expect(flow.held).toEqual({});
+      expect(flow.pending).toEqual({ [at('acme')]: [ids[1]] });
+      expect(await redis.llen(ctx.keys.wake)).toBe(1);
+    });
   });
 });

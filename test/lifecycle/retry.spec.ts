@@ -12,6 +12,7 @@ import type { Redis } from 'ioredis';
 import { events, expectConsistent, jobRecord, metrics, untouchable } from '../support/assertions';
 import { claimSome } from '../support/claims';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { at, claimUpTo, enqueueIn, expectFlowConsistent } from './support/flow';
 
 describe('retry: dead -> pending with a fresh budget', () => {
   let redis: Redis;
@@ -135,5 +136,18 @@ describe('retry: dead -> pending with a fresh budget', () => {
     await retryDead(ctx, id);
     await expect(retryDead(ctx, id)).rejects.toBeInstanceOf(JobStateError);
     expect(await metrics(redis, ctx.keys)).toMatchObject({ retried: 1 });
+  });
+  describe('with lanes and priorities', () => {
+    it('goes back into its own lane at its level, and the lane is offered', async () => {
+      const ctx = scriptContext(redis, uniqueQueue('retry-lanes'));
+      const [id] = await enqueueIn(ctx, mint, [['acme', 6]], { maxAttempts: 1 });
+      const [job] = await claimUpTo(ctx, 1);
+      await failJob(ctx, job, { error: 'x', backoffMs: 0, unrecoverable: false });
+      await retryDead(ctx, id);
+      const flow = await expectFlowConsistent(redis, ctx.keys);
+      expect(flow.pending).toEqual({ [at('acme', 6)]: [id] });
+      expect(Object.keys(flow.ready[6] ?? {})).toEqual(['acme']);
+      expect(await redis.zscore(ctx.keys.dead, id)).toBeNull();
+    });
   });
 });

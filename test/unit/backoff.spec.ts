@@ -183,6 +183,9 @@ describe('the wait after a failed attempt', () => {
       maxAttempts: 5,
       budgetBase: 0,
       backoff,
+      lane: 'default',
+      priority: 0,
+      timeoutMs: null,
     };
   }
 

@@ -257,6 +257,7 @@ describe('module, queue and processor options', () => {
       leaseMs: 30_000,
       concurrency: 10,
       retainCompletedMs: 0,
+      timeoutMs: null,
     });
   });
 

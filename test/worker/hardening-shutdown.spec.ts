@@ -54,7 +54,7 @@ describe('shutdown when the network or Redis does not cooperate', () => {
   it('still completes a job whose release at shutdown failed, when its handler then succeeds', async () => {
     const queue = uniqueQueue('release-refused');
     // The worker connects as its own ACL user; at shutdown that user loses access to the
-    // queue's pending set and wake list, which release declares and complete does not: a
+    // queue's pending set, which release declares and complete does not: a
     // release refused by Redis itself, with every other call of the worker still working.
     const user = `emq-${randomBytes(6).toString('hex')}`;
     const password = randomBytes(12).toString('hex');
@@ -84,7 +84,7 @@ describe('shutdown when the network or Redis does not cooperate', () => {
       user,
       'resetkeys',
       '~emq:[^{]*', // the registry and node leases
-      `~emq:{${queue}}:[^pw]*`, // the queue's keys but pending and wake...
+      `~emq:{${queue}}:[^p]*`, // the queue's keys but pending (which release writes and complete does not)...
       `~emq:{${queue}}:pa*`, // ...and its pause flag
     );
     await close(app, 'app.close() with a release Redis refuses');

@@ -283,3 +283,61 @@ export class ModuleImportedTwiceError extends EchoMqError {
     );
   }
 }
+
+/** The longest hold a RateLimitedError may ask for: one day, the longest rate window. */
+const RETRY_AFTER_MAX_MS = 86_400_000;
+
+function checkedRetryAfter(retryAfterMs: unknown): number {
+  if (
+    typeof retryAfterMs !== 'number' ||
+    !Number.isSafeInteger(retryAfterMs) ||
+    retryAfterMs < 1 ||
+    retryAfterMs > RETRY_AFTER_MAX_MS
+  ) {
+    throw new InvalidArgumentError(
+      `RateLimitedError: retryAfterMs must be an integer from 1 to ${RETRY_AFTER_MAX_MS}, got ${describeValue(retryAfterMs)}`,
+    );
+  }
+  return retryAfterMs;
+}
+
+function checkedScope(scope: unknown): 'queue' | 'lane' {
+  if (scope === undefined || scope === 'queue' || scope === 'lane') return scope ?? 'queue';
+  throw new InvalidArgumentError(
+    `RateLimitedError: scope must be 'queue' or 'lane', got ${describeValue(scope)}`,
+  );
+}
+
+/**
+ * Thrown by a handler when a service it calls limits it (an HTTP 429, a quota): the job goes
+ * back to pending WITHOUT spending its attempt, and the queue (scope 'queue', the default) or
+ * the job's lane (scope 'lane') is held back, for every worker, for retryAfterMs.
+ */
+export class RateLimitedError extends EchoMqError {
+  /** How long the queue or lane is held back: an integer from 1 to 86,400,000 ms. */
+  readonly retryAfterMs: number;
+  /** What is held back: the whole queue, or only the lane of the job that was limited. */
+  readonly scope: 'queue' | 'lane';
+
+  constructor(retryAfterMs: number, options: { scope?: 'queue' | 'lane'; message?: string } = {}) {
+    const ms = checkedRetryAfter(retryAfterMs);
+    const scope = checkedScope(options.scope);
+    super('RATE_LIMITED', options.message ?? `Rate limited: the ${scope} is held back for ${ms} ms`);
+    this.retryAfterMs = ms;
+    this.scope = scope;
+  }
+}
+
+/**
+ * A handler ran past its timeout (the job's own timeoutMs, else its processor's): the reason
+ * its AbortSignal fires, and the error its attempt fails with (retried per backoff, or dead
+ * when the budget is spent). The handler's own later return or throw is ignored.
+ */
+export class JobTimeoutError extends EchoMqError {
+  constructor(
+    readonly id: string,
+    readonly timeoutMs: number,
+  ) {
+    super('JOB_TIMEOUT', `Job ${id} timed out after ${timeoutMs} ms`);
+  }
+}

@@ -70,6 +70,9 @@ export {
   type RetriedEvent,
   type RemovedEvent,
   type ProgressEvent,
+  type ThrottledEvent,
+  type LanePausedEvent,
+  type LaneResumedEvent,
   type UnrecognizedQueueEvent,
 } from './events/queue-event-payloads';
 export {
@@ -105,6 +108,8 @@ export {
   JobDataInvalidError,
   JobResultInvalidError,
   ModuleImportedTwiceError,
+  RateLimitedError,
+  JobTimeoutError,
   type SchemaIssue,
 } from './errors';
 export { NodeLeaseLostError } from './ids/node-lease-lost-error';
@@ -112,3 +117,9 @@ export { NodeLeaseLostError } from './ids/node-lease-lost-error';
 // HTTP: the exception filter that answers EchoMQ's errors with their status and `code`.
 export { EchoMqExceptionFilter } from './http/echomq-exception.filter';
 export { httpStatusOf, type EchoMqErrorBody } from './http/error-response';
+
+// Flow control: lanes, priorities, shared limits (docs/flow-control.md, docs/options.md).
+export type { FlowLimits, RateLimit } from './scripts/set-limits';
+export type { LaneView } from './scripts/lane-reads';
+export type { LaneSettings } from './queue/flow-admin';
+export { DEFAULT_LANE, PRIORITY_MIN, PRIORITY_MAX, isValidLaneName } from './keyspace/lane-name';

@@ -21,3 +21,13 @@ export const ApiJobIdParam = (): MethodDecorator =>
       example: 'JOB0Ah3kPz9QwE',
     }),
   );
+
+export const ApiLaneParam = (): MethodDecorator =>
+  applyDecorators(
+    ApiParam({
+      name: 'lane',
+      description: 'Lane name: 1-64 characters from A-Z a-z 0-9 _ . : @ + = -',
+      schema: { type: 'string', pattern: '^[A-Za-z0-9_.:@+=-]{1,64}$' },
+      example: 'tenant-42',
+    }),
+  );

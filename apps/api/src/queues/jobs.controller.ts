@@ -24,8 +24,8 @@ import {
   JobResponse,
   RetriedJobResponse,
 } from './dto/job.response';
-import { LIST_DEFAULT_LIMIT, ListJobsQuery } from './dto/list-jobs.query';
-import { toJobResponse, toJobToEnqueue } from './job-mapping';
+import { ListJobsQuery } from './dto/list-jobs.query';
+import { toBrowseOptions, toJobResponse, toJobToEnqueue } from './job-mapping';
 import { JobIdPipe } from './pipes/job-id.pipe';
 import { QueueNamePipe } from './pipes/queue-name.pipe';
 
@@ -70,17 +70,16 @@ export class JobsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List jobs in one state (pending and dead newest first)' })
+  @ApiOperation({
+    summary: 'List jobs in one state (pending and dead newest first); pending by lane and priority',
+  })
   @ApiOkResponse({ type: JobListResponse })
   async list(
     @Param('queue', QueueNamePipe) queue: string,
     @Query() query: ListJobsQuery,
   ): Promise<JobListResponse> {
     const state: StateSet = query.state ?? 'pending';
-    const views = await this.queues.listJobs(queue, state, {
-      limit: query.limit ?? LIST_DEFAULT_LIMIT,
-      ...(query.after !== undefined ? { after: query.after } : {}),
-    });
+    const views = await this.queues.listJobs(queue, state, toBrowseOptions(state, query));
     return { jobs: views.map(toJobResponse) };
   }
 

@@ -94,6 +94,16 @@ const PARSERS: Parsers = {
     id: base.ids[0],
     progress: decode(base.raw.fields.progress),
   }),
+  throttled: (base) => ({
+    ...base,
+    type: 'throttled',
+    id: base.ids[0],
+    attempt: Number(base.raw.fields.attempt),
+    ms: Number(base.raw.fields.ms),
+    scope: base.raw.fields.scope === 'lane' ? 'lane' : 'queue',
+  }),
+  'lane-paused': (base) => ({ ...base, type: 'lane-paused', lane: base.raw.fields.lane ?? '' }),
+  'lane-resumed': (base) => ({ ...base, type: 'lane-resumed', lane: base.raw.fields.lane ?? '' }),
 };
 
 /** Milliseconds of a stream id ("ms-seq"): when Redis appended the entry. */

@@ -16,6 +16,9 @@ export const QUEUE_EVENT_TYPES = [
   'retried',
   'removed',
   'progress',
+  'throttled',
+  'lane-paused',
+  'lane-resumed',
 ] as const;
 
 export type QueueEventType = (typeof QUEUE_EVENT_TYPES)[number];
@@ -103,6 +106,28 @@ export interface ProgressEvent<P = unknown> extends SingleJobEvent<'progress'> {
 }
 
 /**
+ * A service the handler called limited it (it threw RateLimitedError): the job went back to
+ * pending with its attempt unspent, and the queue or the job's lane is held back for `ms`.
+ */
+export interface ThrottledEvent extends SingleJobEvent<'throttled'> {
+  /** The attempt (fencing token) that was limited; the job's budget did not pay for it. */
+  readonly attempt: number;
+  /** How long the queue or lane is held back (a longer hold already in force stays). */
+  readonly ms: number;
+  readonly scope: 'queue' | 'lane';
+}
+
+/** A lane was paused (pauseLane): workers claim nothing from it until it is resumed. `ids` is empty. */
+export interface LanePausedEvent extends QueueEventBase<'lane-paused'> {
+  readonly lane: string;
+}
+
+/** A paused lane was resumed (resumeLane). `ids` is empty. */
+export interface LaneResumedEvent extends QueueEventBase<'lane-resumed'> {
+  readonly lane: string;
+}
+
+/**
  * An entry of a type this version does not know (written by a newer EchoMQ): passed on
  * as read, so a listener for every event still sees it; `raw.type` names it.
  */
@@ -124,6 +149,9 @@ export interface QueueEventPayloads<R = unknown, P = unknown> {
   retried: RetriedEvent;
   removed: RemovedEvent;
   progress: ProgressEvent<P>;
+  throttled: ThrottledEvent;
+  'lane-paused': LanePausedEvent;
+  'lane-resumed': LaneResumedEvent;
 }
 
 /** Any event of a queue's stream, discriminated by `type`. */

@@ -2,7 +2,7 @@
 export interface QueueEvent {
   /** The stream entry id (server time - sequence). */
   readonly streamId: string;
-  /** enqueued | claimed | extended | completed | failed | dead | released | reaped | promoted | retried | removed | progress */
+  /** enqueued | claimed | extended | completed | failed | dead | released | reaped | promoted | retried | removed | progress | throttled | lane-paused | lane-resumed */
   readonly type: string;
   /** The jobs the event is about (one for per-job events, many for batch events). */
   readonly ids: readonly string[];

@@ -12,10 +12,12 @@ import {
   JobNotFoundError,
   JobResultInvalidError,
   JobStateError,
+  JobTimeoutError,
   ModuleImportedTwiceError,
   OutcomeUnknownError,
   PayloadTooLargeError,
   ProcessorDefinitionError,
+  RateLimitedError,
   RedisUnavailableError,
   RedisVersionError,
   StaleJobError,
@@ -110,6 +112,14 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
     details: (error) => ({ jobId: error.id, timeoutMs: error.timeoutMs }),
   }),
 
+  // A handler's upstream limited it (an app that runs a job inside a request). The message
+  // is the handler's, written for operators, so the client gets the hold and a fixed text.
+  entry(RateLimitedError, {
+    status: 429,
+    publicMessage: () => 'Rate limited; try again later',
+    details: (error) => ({ retryAfterMs: error.retryAfterMs, scope: error.scope }),
+  }),
+
   // Redis, not the request: come back later.
   entry(RedisUnavailableError, {
     status: 503,
@@ -144,6 +154,7 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
   entry(UnrecoverableError, { status: 500 }),
   entry(JobResultInvalidError, { status: 500 }),
   entry(JobAbortedError, { status: 500 }),
+  entry(JobTimeoutError, { status: 500 }),
   // Any other EchoMqError (a subclass this table does not know).
   entry(EchoMqError, { status: 500 }),
 ]);

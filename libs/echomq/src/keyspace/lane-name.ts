@@ -23,9 +23,7 @@ export function isValidLaneName(candidate: unknown): candidate is string {
 
 export function assertLaneName(candidate: unknown): string {
   if (!isValidLaneName(candidate)) {
-    throw new InvalidArgumentError(
-      'A lane is 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -',
-    );
+    throw new InvalidArgumentError('A lane is 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -');
   }
   return candidate;
 }

@@ -1,6 +1,12 @@
 import { InvalidArgumentError, InvalidOptionError, PayloadTooLargeError } from '../errors';
 import { jsonText } from '../json';
-import { assertIdempotencyKey } from '../keyspace';
+import {
+  assertIdempotencyKey,
+  assertLaneName,
+  assertPriority,
+  DEFAULT_LANE,
+  DEFAULT_PRIORITY,
+} from '../keyspace';
 import type { NewJobRecord } from '../scripts';
 import { assertBackoff, QUEUE_OPTION_RANGES, type BackoffPolicy } from './queue-options';
 
@@ -28,6 +34,18 @@ export interface EnqueueOptions {
   readonly backoff?: JobBackoffPolicy;
   /** Enqueueing twice with one key (within the idempotency TTL) returns the first job's id. */
   readonly idempotencyKey?: string;
+  /**
+   * The lane the job waits in: 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -. Lanes (tenants,
+   * customers) are served fairly against each other (docs/flow-control.md). Absent: 'default'.
+   */
+  readonly lane?: string;
+  /** 0 to 9, higher claimed first; first in, first out within a level. Default 0. */
+  readonly priority?: number;
+  /**
+   * This job's own timeout per attempt: 1 to 604,800,000 ms (7 days). It wins over the serving
+   * worker's timeoutMs; at the deadline the attempt fails with JobTimeoutError.
+   */
+  readonly timeoutMs?: number;
 }
 
 export interface JobToEnqueue<T = unknown> extends EnqueueOptions {
@@ -113,6 +131,7 @@ export function buildJobRecord(id: string, job: JobToEnqueue, payloadLimitBytes:
     runAtMs = Math.max(1, runAtMs);
   }
   const idempotencyKey = job.idempotencyKey === undefined ? '' : assertIdempotencyKey(job.idempotencyKey);
+  const flow = flowFields(job);
   return {
     id,
     data: serialisePayload(job.data, payloadLimitBytes),
@@ -122,5 +141,25 @@ export function buildJobRecord(id: string, job: JobToEnqueue, payloadLimitBytes:
     delayMs: runAtMs > 0 ? 0 : delayMs,
     runAtMs,
     idempotencyKey,
+    ...flow,
+  };
+}
+
+/**
+ * The job's lane, priority and own timeout, checked; each is left out when it is the
+ * default, so the row of a job that uses none of them is written as before they existed.
+ */
+function flowFields(job: EnqueueOptions): Pick<NewJobRecord, 'lane' | 'priority' | 'timeoutMs'> {
+  const lane = job.lane === undefined ? DEFAULT_LANE : assertLaneName(job.lane);
+  const priority = job.priority === undefined ? DEFAULT_PRIORITY : assertPriority(job.priority);
+  const { min, max } = QUEUE_OPTION_RANGES.timeoutMs;
+  const timeoutMs = job.timeoutMs;
+  if (timeoutMs !== undefined && (!isNonNegativeInteger(timeoutMs) || timeoutMs < min || timeoutMs > max)) {
+    throw new InvalidArgumentError(`timeoutMs must be an integer from ${min} to ${max}`);
+  }
+  return {
+    ...(lane === DEFAULT_LANE ? {} : { lane }),
+    ...(priority === DEFAULT_PRIORITY ? {} : { priority }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
   };
 }

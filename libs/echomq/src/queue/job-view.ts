@@ -1,4 +1,5 @@
 import { JOB_IDS, type JobId } from '../ids';
+import { DEFAULT_LANE, DEFAULT_PRIORITY } from '../keyspace/lane-name';
 import { BUILT_IN_MAX_ATTEMPTS, type JobState, type RawJobView } from '../scripts';
 import type { JobBackoffPolicy } from './enqueue-options';
 
@@ -21,6 +22,12 @@ export interface JobView<T = unknown, R = unknown> {
   readonly ownMaxAttempts: boolean;
   /** Attempts left in the current budget before the job goes to dead (counted against maxAttempts). */
   readonly attemptsLeft: number;
+  /** The lane the job waits in ('default' when enqueued without one). */
+  readonly lane: string;
+  /** 0 to 9, higher claimed first (0 when enqueued without one). */
+  readonly priority: number;
+  /** The job's own timeout per attempt in ms, or null (the serving worker's timeoutMs applies). */
+  readonly timeoutMs: number | null;
   /** The job's own backoff, when it was enqueued with one (else the serving worker's applies). */
   readonly backoff?: JobBackoffPolicy;
   /** Mint time of the id, which is when the job was enqueued. */
@@ -64,6 +71,10 @@ export function toJobView<T>(queue: string, id: JobId, raw: RawJobView): JobView
     maxAttempts,
     ownMaxAttempts: f.m !== undefined,
     attemptsLeft: Math.max(0, maxAttempts - spent),
+    // Absent (or empty) fields are the defaults: rows of jobs that use no lane, priority or timeout.
+    lane: f.l || DEFAULT_LANE,
+    priority: f.y ? Number(f.y) : DEFAULT_PRIORITY,
+    timeoutMs: f.t ? Number(f.t) : null,
     ...(typeof backoff === 'object' && backoff !== null ? { backoff: backoff as JobBackoffPolicy } : {}),
     enqueuedAt: new Date(parts ? parts.timeMs : 0),
     ...(raw.state === 'schedule' && raw.score !== null ? { runAt: new Date(raw.score) } : {}),

@@ -1,6 +1,9 @@
 import type { JobId } from '../ids';
 import type { StateSet } from '../keyspace';
 import type { RemovedFrom } from '../scripts/remove';
+import type { LaneView } from '../scripts/lane-reads';
+import type { FlowLimits } from '../scripts/set-limits';
+import type { LaneSettings } from './flow-admin';
 import type { QueueEventListener } from '../events/queue-event';
 import type { EnqueueOptions, JobToEnqueue } from './enqueue-options';
 import type { JobView } from './job-view';
@@ -82,6 +85,30 @@ export class QueueHandle<Q extends QueueDefinition<unknown, unknown, unknown>> {
 
   isPaused(): Promise<boolean> {
     return this.queues.isPaused(this.name);
+  }
+
+  setLimits(limits: Partial<FlowLimits>): Promise<void> {
+    return this.queues.setLimits(this.name, limits);
+  }
+
+  getLimits(): Promise<FlowLimits> {
+    return this.queues.getLimits(this.name);
+  }
+
+  setLane(lane: string, settings: LaneSettings): Promise<void> {
+    return this.queues.setLane(this.name, lane, settings);
+  }
+
+  pauseLane(lane: string): Promise<void> {
+    return this.queues.pauseLane(this.name, lane);
+  }
+
+  resumeLane(lane: string): Promise<void> {
+    return this.queues.resumeLane(this.name, lane);
+  }
+
+  lanes(): Promise<LaneView[]> {
+    return this.queues.lanes(this.name);
   }
 
   subscribe(listener: QueueEventListener): Promise<() => void> {

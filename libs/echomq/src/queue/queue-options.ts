@@ -9,6 +9,8 @@ import {
   refuse,
   type OptionCheck,
 } from '../option-checks';
+import type { RateLimit } from '../scripts/set-limits';
+import { FLOW_LIMIT_CHECKS, type FlowLimitKey } from './flow-limits';
 
 const SECOND_MS = 1_000;
 const HOUR_MS = 3_600_000;
@@ -57,9 +59,32 @@ export interface QueueOptions {
   readonly concurrency?: number;
   /** Keep a completed job's row (with its result) this long; 0 deletes it at once; at most 365 days. Default 0. */
   readonly retainCompletedMs?: number;
+  /**
+   * How long one attempt may run in this worker: 1 to 604,800,000 ms (7 days). At the deadline the
+   * handler's signal aborts with JobTimeoutError and the attempt fails with it (retried per backoff).
+   * A job's own enqueue timeoutMs wins. Default null: no timeout (null also clears a lower layer's).
+   */
+  readonly timeoutMs?: number | null;
+  /**
+   * Shared, kept in Redis: at most `max` claims of the queue in any `windowMs`-long span, all workers
+   * together (max 1 to 1,000,000; windowMs 1 to 86,400,000). null clears it; absent leaves Redis as it is.
+   */
+  readonly rateLimit?: RateLimit | null;
+  /** Shared, kept in Redis: at most this many jobs of the queue active at once, all workers together (1 to 1,000,000). */
+  readonly globalConcurrency?: number | null;
+  /** Shared, kept in Redis: at most this many active jobs per lane, all workers together (1 to 1,000,000). */
+  readonly laneConcurrency?: number | null;
+  /** Shared, kept in Redis: each lane at most `max` claims in any `windowMs`-long span (ranges of rateLimit). */
+  readonly laneRateLimit?: RateLimit | null;
 }
 
-export type ResolvedQueueOptions = Required<QueueOptions>;
+/**
+ * What a worker runs a queue with: every per-worker option filled in, and the shared limits
+ * only when some layer configures them (they have no default: absent means "not configured
+ * here", and the limits in Redis apply; see configuredLimits).
+ */
+export type ResolvedQueueOptions = Required<Omit<QueueOptions, FlowLimitKey>> &
+  Pick<QueueOptions, FlowLimitKey>;
 
 export const QUEUE_DEFAULTS: ResolvedQueueOptions = {
   maxAttempts: 3,
@@ -67,6 +92,7 @@ export const QUEUE_DEFAULTS: ResolvedQueueOptions = {
   leaseMs: 30_000,
   concurrency: 10,
   retainCompletedMs: 0,
+  timeoutMs: null,
 };
 
 /** The documented range of each numeric queue option (docs/options.md). */
@@ -77,6 +103,8 @@ export const QUEUE_OPTION_RANGES = {
   retainCompletedMs: { min: 0, max: 365 * DAY_MS },
   backoffDelayMs: { min: 0, max: BACKOFF_MAX_MS },
   backoffJitter: { min: 0, max: 1 },
+  // A timeout longer than a week is no timeout; the lease keeps a stuck job visible meanwhile.
+  timeoutMs: { min: 1, max: 7 * DAY_MS },
 } as const;
 
 /** Later layers win: built-in defaults < module defaults < per-queue configuration < decorator. */
@@ -96,6 +124,11 @@ const QUEUE_OPTION_CHECKS: { readonly [K in keyof QueueOptions]-?: OptionCheck }
   leaseMs: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.leaseMs),
   concurrency: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.concurrency),
   retainCompletedMs: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.retainCompletedMs),
+  // null is the resolved default (no timeout), so the merged options pass the same checks.
+  timeoutMs: (value, option) => {
+    if (value !== null) checkInteger(value, option, QUEUE_OPTION_RANGES.timeoutMs);
+  },
+  ...FLOW_LIMIT_CHECKS,
 };
 
 /**

@@ -1,6 +1,9 @@
+import { Logger } from '@nestjs/common';
 import type { RedisConnections } from '../connection/redis-connections';
 import { queueKeys, queueRegistryKey } from '../keyspace';
 import type { ScriptContext } from '../scripts';
+import type { FlowLimits } from '../scripts/set-limits';
+import { writeConfiguredLimits } from './boot-limits';
 import { ensureDataFormat } from './data-format';
 
 /**
@@ -13,15 +16,32 @@ const REREGISTER_EVERY_MS = 60_000;
  * Readies queues for this process, once and then once a minute while in use: the server is
  * a Redis new enough, the queue's data format is one this code knows (recorded on first
  * use), and the queue is in the registry that reapers and tools read (docs/upgrading.md).
+ * The first time, it also writes the shared limits this process configures for the queue
+ * (docs/options.md, "Limits live in Redis"); not every minute, which would undo an admin's
+ * setLimits in a minute.
  */
 export class QueueRegistration {
   /** When this process last registered each queue (local clock, ms). */
   private readonly registered = new Map<string, number>();
+  /** Queues whose configured limits this process has written. */
+  private readonly limitsWritten = new Set<string>();
+  private readonly logger = new Logger('EchoMQ');
 
   constructor(
     private readonly connections: RedisConnections,
     private readonly keyPrefix: string,
+    /** The shared limits this process's configuration gives a queue (configuredLimits). */
+    private readonly limitsOf: (queue: string) => Partial<FlowLimits>,
   ) {}
+
+  /**
+   * Makes the next register() of a queue a full one, its limits written again: its
+   * configuration changed (a @Processor's options were recorded after a producer used it).
+   */
+  forget(queue: string): void {
+    this.registered.delete(queue);
+    this.limitsWritten.delete(queue);
+  }
 
   needed(queue: string): boolean {
     const at = this.registered.get(queue);
@@ -34,6 +54,10 @@ export class QueueRegistration {
     if (!this.needed(queue)) return;
     await this.connections.redisVersion.verified();
     await ensureDataFormat(ctx);
+    if (!this.limitsWritten.has(queue)) {
+      await writeConfiguredLimits(ctx, this.limitsOf(queue), this.logger);
+      this.limitsWritten.add(queue);
+    }
     await this.reregister([queue]);
     this.registered.set(queue, Date.now());
   }

@@ -20,6 +20,10 @@ import { toJobView, type JobView } from './job-view';
 import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
 import type { QueueEventListener } from '../events/queue-event';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
+import { configuredLimits } from './flow-limits';
+import * as flow from './flow-admin';
+import type { LaneView } from '../scripts/lane-reads';
+import type { FlowLimits } from '../scripts/set-limits';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
 
 import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
@@ -57,7 +61,9 @@ export class QueueService {
     @Inject(JOB_ID_MINTER) private readonly minter: JobIdMinter,
   ) {
     this.settings = resolveModuleSettings(options);
-    this.registration = new QueueRegistration(connections, this.settings.keyPrefix);
+    this.registration = new QueueRegistration(connections, this.settings.keyPrefix, (queue) =>
+      configuredLimits(this.options.defaults, this.options.queues?.[queue], this.processorOptions.get(queue)),
+    );
     this.readers = new QueueEventReaders(connections, READER_IDLE_MS, this.settings.keyPrefix);
     connections.beforeClose(() => this.readers.stopAll());
   }
@@ -84,6 +90,9 @@ export class QueueService {
    */
   useProcessorOptions(queue: string, options: QueueOptions): void {
     this.processorOptions.set(queue, options);
+    // Its shared limits are written when the queue is next registered, even if a producer
+    // of this process registered it already.
+    this.registration.forget(queue);
   }
 
   /** @internal Script context of one queue (validates the name), for the worker runtime. */
@@ -192,7 +201,7 @@ export class QueueService {
   /** Ids in one state: pending and dead newest first, active and schedule soonest first. */
   async browse(queue: string, state: StateSet, options?: BrowseOptions): Promise<JobId[]> {
     const ctx = this.context(queue);
-    return browseIds(ctx.redis, ctx.keys, state, options);
+    return browseIds(ctx, state, options);
   }
 
   /** Like browse, with each job's view; read in one pipelined round trip. Jobs that finished meanwhile are left out. */
@@ -215,7 +224,7 @@ export class QueueService {
 
   async counts(queue: string): Promise<QueueCounts> {
     const ctx = this.context(queue);
-    return countStates(ctx.redis, ctx.keys);
+    return countStates(ctx);
   }
 
   async metrics(queue: string): Promise<Record<string, number>> {
@@ -289,17 +298,47 @@ export class QueueService {
 
   /** Workers stop claiming from a paused queue; enqueue keeps working. */
   async pause(queue: string): Promise<void> {
-    const ctx = this.context(queue);
-    await ctx.redis.set(ctx.keys.paused, '1');
+    return flow.pauseQueue(this.context(queue));
   }
 
   async resume(queue: string): Promise<void> {
-    const ctx = this.context(queue);
-    await ctx.redis.multi().del(ctx.keys.paused).rpush(ctx.keys.wake, '1').exec();
+    return flow.resumeQueue(this.context(queue));
   }
 
   async isPaused(queue: string): Promise<boolean> {
-    const ctx = this.context(queue);
-    return (await ctx.redis.exists(ctx.keys.paused)) === 1;
+    return flow.isQueuePaused(this.context(queue));
+  }
+
+  /**
+   * Sets limits every worker of the queue enforces together, kept in Redis: null clears one, a
+   * limit left out stays. Checked like the queue options, as InvalidArgumentError, before anything
+   * is sent. A process configured with a limit writes its own again when it next boots.
+   */
+  async setLimits(queue: string, limits: Partial<FlowLimits>): Promise<void> {
+    return flow.setLimits(this.context(queue), limits, this.repeatOnce());
+  }
+
+  /** The limits in force for the queue, as stored in Redis (null: not set). */
+  async getLimits(queue: string): Promise<FlowLimits> {
+    return flow.getLimits(this.context(queue));
+  }
+
+  /** A lane's own weight (1 to 1,000) and concurrency cap (1 to 1,000,000); null clears one. */
+  async setLane(queue: string, lane: string, settings: flow.LaneSettings): Promise<void> {
+    return flow.setLane(this.context(queue), lane, settings, this.repeatOnce());
+  }
+
+  /** Workers stop claiming from the lane; other lanes go on. Idempotent. */
+  async pauseLane(queue: string, lane: string): Promise<void> {
+    return flow.pauseLane(this.context(queue), lane, this.repeatOnce());
+  }
+
+  async resumeLane(queue: string, lane: string): Promise<void> {
+    return flow.resumeLane(this.context(queue), lane, this.repeatOnce());
+  }
+
+  /** Every lane with pending or active jobs, held back or paused, by name, with its settings in force. */
+  async lanes(queue: string): Promise<LaneView[]> {
+    return flow.lanes(this.context(queue));
   }
 }

@@ -1,7 +1,15 @@
 import { InvalidArgumentError } from '../errors';
 import type { JobId } from '../ids';
-import { assertJobId, STATE_SETS, type QueueKeys, type StateSet } from '../keyspace';
-import type { RedisClient } from '../scripts';
+import {
+  assertJobId,
+  assertLaneName,
+  assertPriority,
+  STATE_SETS,
+  type QueueKeys,
+  type StateSet,
+} from '../keyspace';
+import type { RedisClient, ScriptContext } from '../scripts';
+import { browsePending, countPending } from '../scripts/pending-reads';
 import { execAll } from '../connection/exec-all';
 
 export type QueueCounts = Record<StateSet, number>;
@@ -11,6 +19,10 @@ export interface BrowseOptions {
   readonly limit?: number;
   /** pending / dead only: continue after this id (exclusive), for paging newest-first. */
   readonly after?: string;
+  /** pending only: this lane's jobs (else every lane's, merged newest-first). */
+  readonly lane?: string;
+  /** pending only: the jobs at this priority level (0 to 9), of the lane when one is given. */
+  readonly priority?: number;
 }
 
 export const BROWSE_MAX = 1000;
@@ -25,11 +37,11 @@ export function isStateSet(value: unknown): value is StateSet {
  * lexical range. Active and schedule come soonest deadline / run-at first.
  */
 export async function browseIds(
-  redis: RedisClient,
-  keys: QueueKeys,
+  ctx: ScriptContext,
   state: StateSet,
   options: BrowseOptions = {},
 ): Promise<JobId[]> {
+  const { redis, keys } = ctx;
   if (!isStateSet(state)) {
     throw new InvalidArgumentError(`state must be one of ${STATE_SETS.join(', ')}`);
   }
@@ -37,7 +49,11 @@ export async function browseIds(
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > BROWSE_MAX) {
     throw new InvalidArgumentError(`limit must be an integer from 1 to ${BROWSE_MAX}`);
   }
-  if (state === 'pending' || state === 'dead') {
+  if (state === 'pending') return browsePending(ctx, { ...pendingScope(options), limit, ...after(options) });
+  if (options.lane !== undefined || options.priority !== undefined) {
+    throw new InvalidArgumentError('lane and priority browse pending only');
+  }
+  if (state === 'dead') {
     const from = options.after === undefined ? '+' : `(${assertJobId(options.after)}`;
     return (await redis.call(
       'ZRANGE',
@@ -57,14 +73,34 @@ export async function browseIds(
   return (await redis.zrange(keys.set(state), 0, limit - 1)) as JobId[];
 }
 
-/** The four depths, read in one MULTI so a job moving between sets is counted exactly once. */
-export async function countStates(redis: RedisClient, keys: QueueKeys): Promise<QueueCounts> {
-  const replies = await execAll(
-    redis.multi().zcard(keys.pending).zcard(keys.active).zcard(keys.schedule).zcard(keys.dead),
-    `The counts of queue ${keys.queue}`,
-  );
+/** The lane and/or level a pending browse is scoped to, checked before anything is sent. */
+function pendingScope(options: BrowseOptions): { lane?: string; priority?: number } {
+  return {
+    ...(options.lane === undefined ? {} : { lane: assertLaneName(options.lane) }),
+    ...(options.priority === undefined ? {} : { priority: assertPriority(options.priority) }),
+  };
+}
+
+function after(options: BrowseOptions): { after?: string } {
+  return options.after === undefined ? {} : { after: assertJobId(options.after) };
+}
+
+/**
+ * The four depths. Pending sums every lane and level (countPending); the other three are
+ * read in one MULTI, so a job moving between them is counted once. A job claimed between
+ * the two replies can be counted in both or neither: a depth is a snapshot, not a ledger.
+ */
+export async function countStates(ctx: ScriptContext): Promise<QueueCounts> {
+  const { redis, keys } = ctx;
+  const [pending, replies] = await Promise.all([
+    countPending(ctx),
+    execAll(
+      redis.multi().zcard(keys.active).zcard(keys.schedule).zcard(keys.dead),
+      `The counts of queue ${keys.queue}`,
+    ),
+  ]);
   const values = replies.map(Number);
-  return { pending: values[0], active: values[1], schedule: values[2], dead: values[3] };
+  return { pending, active: values[0], schedule: values[1], dead: values[2] };
 }
 
 /** Transition counters of one queue, as numbers. */

@@ -36,9 +36,9 @@ export interface ClaimBatch {
   /** The server clock at the claim (ms). */
   readonly serverNow: number;
   /**
-   * Set when nothing could be claimed because the queue is held (a RateLimitedError) or has
-   * no room left in its rate window: the server instant (ms) at which a claim may succeed
-   * again. A worker sleeps until then rather than waiting for a wake signal.
+   * Set when the queue is held (a RateLimitedError) or has no room left in its rate window
+   * (this call may have used the last of it): the server instant (ms) before which no claim
+   * can start a job. A worker sleeps until then rather than waiting for a wake signal.
    */
   readonly limitedUntil: number | null;
 }

@@ -33,7 +33,7 @@ export async function completeJobs(
   const reply = (await runScript(
     ctx,
     'emqComplete',
-    [keys.fence, keys.reply(requestId), keys.active, keys.metrics, keys.events],
+    [keys.fence, keys.reply(requestId), keys.active, keys.metrics, keys.events, keys.wake],
     args,
   )) as number[];
   return reply.map((flag) => Number(flag) === 1);

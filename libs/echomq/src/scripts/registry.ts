@@ -5,12 +5,19 @@ import { ENQUEUE_LUA } from './lua/enqueue.lua';
 import { EXTEND_LUA } from './lua/extend.lua';
 import { FAIL_LUA } from './lua/fail.lua';
 import { JOB_VIEW_LUA } from './lua/job-view.lua';
+import { READ_LANES_LUA } from './lua/lane-reads.lua';
+import { BROWSE_PENDING_LUA, COUNT_PENDING_LUA } from './lua/pending-reads.lua';
+import { PAUSE_LANE_LUA } from './lua/pause-lane.lua';
 import { PROGRESS_LUA } from './lua/progress.lua';
 import { PROMOTE_LUA } from './lua/promote.lua';
 import { REAP_LUA } from './lua/reap.lua';
 import { RELEASE_LUA } from './lua/release.lua';
 import { REMOVE_LUA } from './lua/remove.lua';
+import { RESUME_LANE_LUA } from './lua/resume-lane.lua';
 import { RETRY_LUA } from './lua/retry.lua';
+import { SET_LANE_LUA } from './lua/set-lane.lua';
+import { SET_LIMITS_LUA } from './lua/set-limits.lua';
+import { THROTTLE_LUA } from './lua/throttle.lua';
 
 /**
  * Every script EchoMQ runs, with its fixed number of KEYS. The Lua text lives in
@@ -22,15 +29,23 @@ export const SCRIPTS = {
   emqEnqueue: { lua: ENQUEUE_LUA, keys: 7 },
   emqClaim: { lua: CLAIM_LUA, keys: 9 },
   emqExtend: { lua: EXTEND_LUA, keys: 5 },
-  emqComplete: { lua: COMPLETE_LUA, keys: 5 },
+  emqComplete: { lua: COMPLETE_LUA, keys: 6 },
   emqFail: { lua: FAIL_LUA, keys: 10 },
   emqRelease: { lua: RELEASE_LUA, keys: 7 },
   emqReap: { lua: REAP_LUA, keys: 7 },
   emqPromote: { lua: PROMOTE_LUA, keys: 6 },
   emqRetry: { lua: RETRY_LUA, keys: 8 },
-  emqRemove: { lua: REMOVE_LUA, keys: 9 },
+  emqRemove: { lua: REMOVE_LUA, keys: 10 },
+  emqThrottle: { lua: THROTTLE_LUA, keys: 7 },
+  emqSetLimits: { lua: SET_LIMITS_LUA, keys: 4 },
+  emqSetLane: { lua: SET_LANE_LUA, keys: 4 },
+  emqPauseLane: { lua: PAUSE_LANE_LUA, keys: 4 },
+  emqResumeLane: { lua: RESUME_LANE_LUA, keys: 5 },
   emqProgress: { lua: PROGRESS_LUA, keys: 3 },
   emqJobView: { lua: JOB_VIEW_LUA, keys: 6 },
+  emqCountPending: { lua: COUNT_PENDING_LUA, keys: 1 },
+  emqBrowsePending: { lua: BROWSE_PENDING_LUA, keys: 1 },
+  emqReadLanes: { lua: READ_LANES_LUA, keys: 1 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

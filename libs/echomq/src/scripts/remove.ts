@@ -30,6 +30,7 @@ export async function removeJob(
         keys.metrics,
         keys.events,
         keys.job(id),
+        keys.wake,
       ],
       [id, keys.idempotencyPrefix, ctx.eventsMaxLen, replayWindow(ctx)],
     )) as RemovedFrom;

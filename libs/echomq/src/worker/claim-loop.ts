@@ -1,22 +1,20 @@
 import type { Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isTransientRedisError } from '../errors';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import { claimJobs, type ClaimBatch, type ScriptContext } from '../scripts';
+import type { ClaimBatch, ScriptContext } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
-import { newRequestId } from '../scripts/request-id';
+import { ChangeSignal } from './change-signal';
+import { claimWithRepeat } from './claim-call';
+import { pauseAfter } from './claim-pause';
 import type { JobRunner, WorkerEventEmitter } from './job-runner';
+import { JobSlots } from './job-slots';
 import type { LeaseKeeper } from './lease-keeper';
 import { releaseAtShutdown } from './release-at-shutdown';
 import { RunningJob } from './running-job';
 import type { WakeWaiter } from './wake-waiter';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 
-/** Longest an idle loop blocks before it claims again anyway (a safety net, not a poll). */
-const IDLE_MAX_MS = 5_000;
 const ERROR_BACKOFF_MAX_MS = 5_000;
-const REPEAT_FIRST_MS = 50;
-const REPEAT_MAX_MS = 2_000;
 /** After the grace period, how long handlers aborted but not released get to return and be settled. */
 const ABORTED_RETURN_MS = 1_000;
 
@@ -35,16 +33,10 @@ export interface ClaimLoopTiming {
  * One processor's claim loop. It claims as many jobs as it has free slots, in calls of
  * at most SCRIPT_BATCH_MAX, runs them concurrently and never holds more than
  * `concurrency`. When the queue is empty it blocks on the wake list until enqueue
- * signals, bounded by the next scheduled run-at, so an idle queue costs no polling.
+ * signals, bounded by the next scheduled run-at, so an idle queue costs no polling; when
+ * the queue is rate-limited or held it sleeps until the limit ends (see pauseAfter).
  */
 export class ClaimLoop {
-  /** Jobs whose handler is running: what concurrency counts. */
-  private readonly running = new Map<string, RunningJob>();
-  /**
-   * Jobs whose handler has returned and whose outcome is on its way to Redis; shutdown
-   * waits for these (not for handlers that ignore their abort) before connections close.
-   */
-  private readonly settling = new Set<Promise<void>>();
   /** Aborted when claiming stops; a restart gets a fresh one. */
   private stopped = new AbortController();
   private readonly handlerWork = new Set<Promise<void>>();
@@ -54,7 +46,8 @@ export class ClaimLoop {
   /** A stopClaiming() in progress: start() refuses until it is done. */
   private halting?: Promise<void>;
   private loop?: Promise<void>;
-  private changeWaiters: (() => void)[] = [];
+  private readonly changes = new ChangeSignal();
+  private readonly slots: JobSlots;
 
   constructor(
     readonly queue: string,
@@ -65,15 +58,17 @@ export class ClaimLoop {
     private readonly waiter: WakeWaiter,
     private readonly logger: Logger,
     private readonly timing: ClaimLoopTiming,
-  ) {}
+  ) {
+    this.slots = new JobSlots(runner, keeper, this.changes, logger);
+  }
 
-  /** completed / failed / stale, per job, after Redis recorded the outcome. */
+  /** completed / failed / stale / throttled, per job, after Redis recorded the outcome. */
   get events(): WorkerEventEmitter {
     return this.runner.events;
   }
 
   get inFlight(): number {
-    return this.running.size;
+    return this.slots.taken;
   }
 
   /** Whether the loop claims now: started, and neither stopClaiming() nor stop() called since. */
@@ -83,7 +78,7 @@ export class ClaimLoop {
 
   /** Whether a handler is running or a finished job's outcome is still on its way to Redis. */
   get busy(): boolean {
-    return this.running.size > 0 || this.settling.size > 0 || this.handlerWork.size > 0;
+    return this.slots.busy || this.handlerWork.size > 0;
   }
 
   /**
@@ -147,39 +142,39 @@ export class ClaimLoop {
     this.stopped.abort();
     if (final) this.runner.stopRepeatingAt(repeatEnd);
     this.waiter.interrupt();
-    this.notify();
+    this.changes.notify();
     await this.loop;
     await this.handlersReturned(graceEnd);
-    const left = [...this.running.values()];
+    const left = this.slots.runningJobs();
     if (left.length > 0) {
       const unreleased = await releaseAtShutdown(this.ctx, this.queue, left, repeatEnd, this.logger);
       // Their outcomes still count: a handler that returns now is settled (see JobRunner.run).
       await this.handlersReturned(Date.now() + ABORTED_RETURN_MS, unreleased);
     }
     // Outcomes already computed still go out (at a shutdown, settle repeats end at repeatEnd).
-    await Promise.all(this.settling);
+    await this.slots.settled();
     // A handler that ignored its abort still holds its lease: only a shutdown stops its heartbeat.
-    if (final || this.running.size === 0) this.keeper.stop();
+    if (final || this.slots.taken === 0) this.keeper.stop();
     this.waiter.interrupt();
   }
 
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopping) {
-      const free = this.options.concurrency - this.running.size;
+      const free = this.options.concurrency - this.slots.taken;
       if (free <= 0) {
-        await this.changed();
+        await this.changes.changed();
         continue;
       }
       const count = Math.min(free, SCRIPT_BATCH_MAX);
       try {
         const batch = await this.claim(count);
         failures = 0;
-        if (batch.jobs.length < count && !this.stopping) {
-          // Pending is empty (or the queue is paused): sleep until woken or the next run-at.
-          const serverNow = batch.leaseDeadline - this.options.leaseMs;
-          const untilDue = batch.nextRunAt === null ? IDLE_MAX_MS : batch.nextRunAt - serverNow;
-          await this.waiter.wait(Math.max(0, Math.min(IDLE_MAX_MS, untilDue)));
+        const pause = pauseAfter(batch, count);
+        if (pause && !this.stopping) {
+          // A limit is not lifted by an enqueue: sleep it off the wake list, until stop.
+          if (pause.until === 'limit') await this.sleepUnlessStopped(pause.ms);
+          else await this.waiter.wait(pause.ms);
         }
       } catch (error) {
         if (this.stopping) break;
@@ -189,96 +184,44 @@ export class ClaimLoop {
           error,
           `Claim loop of ${this.queue}: ${(error as Error).message}; retrying`,
         );
-        await this.changed(Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures));
+        await this.changes.changed(Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures));
       }
     }
+  }
+
+  /** One claim of up to `count` jobs (see claimWithRepeat), launched as they arrive. */
+  private async claim(count: number): Promise<ClaimBatch> {
+    // maxAttempts: the budget of claimed jobs that have none of their own (recorded on their rows).
+    const { leaseMs, maxAttempts, timeoutMs } = this.options;
+    const { batch, sentAt } = await claimWithRepeat(
+      this.ctx,
+      { count, leaseMs, maxAttempts },
+      {
+        queue: this.queue,
+        repeatForMs: this.timing.repeatForMs,
+        stopped: this.stopped.signal,
+        logger: this.logger,
+      },
+    );
+    // Their leases count from the first send, the earliest the claim can have run.
+    for (const record of batch.jobs)
+      this.slots.launch(new RunningJob(record, sentAt, leaseMs, record.timeoutMs ?? timeoutMs));
+    return batch;
+  }
+
+  private sleepUnlessStopped(ms: number): Promise<void> {
+    return sleep(ms, undefined, { signal: this.stopped.signal }).catch(() => undefined);
   }
 
   /**
-   * One claim of up to `count` jobs, launched as they arrive. While its outcome is unknown
-   * it is repeated with the same claimant prefix (the request id): if the lost call did
-   * claim jobs, the repeat hands exactly those to this loop, instead of leaving them in
-   * active, held by nobody, until their leases run out. Their leases are counted from the
-   * first send, the earliest the lost call can have run.
+   * Waits until the given jobs' handlers (all running and lingering ones when omitted)
+   * returned, or the deadline.
    */
-  private async claim(count: number): Promise<ClaimBatch> {
-    // maxAttempts: the budget of claimed jobs that have none of their own (recorded on their rows).
-    const { leaseMs, maxAttempts } = this.options;
-    const request = { count, leaseMs, maxAttempts, claimantPrefix: newRequestId() };
-    const sentAt = Date.now();
-    const untilMs = sentAt + this.timing.repeatForMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const batch = await claimJobs(this.ctx, request);
-        for (const record of batch.jobs) this.launch(new RunningJob(record, sentAt, this.options.leaseMs));
-        return batch;
-      } catch (error) {
-        if (!isTransientRedisError(error) || this.stopping || Date.now() >= untilMs) throw error;
-        warnUnlessUnreachable(
-          this.logger,
-          error,
-          `Claim on ${this.queue}: ${error.message}; repeating it (${attempt})`,
-        );
-        const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** (attempt - 1), untilMs - Date.now());
-        await sleep(delay, undefined, { signal: this.stopped.signal }).catch(() => undefined);
-        if (this.stopping) throw error;
-      }
-    }
-  }
-
-  private launch(job: RunningJob): void {
-    this.running.set(job.claim.claimant, job);
-    this.keeper.track(job);
-    // The slot frees when the handler returns, not when Redis has recorded the outcome,
-    // so the next claim and this job's completion travel together. (A handler that
-    // throws synchronously returns before `settled` is assigned, hence the flag.)
-    // eslint-disable-next-line prefer-const -- read by handlerDone before the assignment below
-    let settled: Promise<void> | undefined;
-    let returned = false;
-    const handlerDone = (): void => {
-      if (!this.running.delete(job.claim.claimant)) return;
-      returned = true;
-      if (settled) this.settling.add(settled);
-      this.notify();
-    };
-    settled = this.runner
-      .run(job, handlerDone)
-      .catch((error: Error) => this.logger.error(`Job ${job.record.id}: ${error.message}`))
-      .finally(() => {
-        handlerDone();
-        this.keeper.untrack(job);
-        if (settled) this.settling.delete(settled);
-      });
-    if (returned) this.settling.add(settled);
-  }
-
-  /** Resolves when a job finishes or stop() is called (or after timeoutMs, when given). */
-  private changed(timeoutMs?: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        this.changeWaiters = this.changeWaiters.filter((waiter) => waiter !== wake);
-        resolve();
-      };
-      const timer = timeoutMs === undefined ? undefined : setTimeout(wake, timeoutMs);
-      this.changeWaiters.push(wake);
-    });
-  }
-
-  private notify(): void {
-    const waiters = this.changeWaiters;
-    this.changeWaiters = [];
-    for (const wake of waiters) wake();
-  }
-
-  /** Waits until the given jobs' handlers (all running ones when omitted) returned, or the deadline. */
   private async handlersReturned(deadlineMs: number, jobs?: readonly RunningJob[]): Promise<void> {
     const busy = (): boolean =>
-      jobs === undefined
-        ? this.running.size > 0
-        : jobs.some((job) => this.running.get(job.claim.claimant) === job);
+      jobs === undefined ? this.slots.handlersRunning : jobs.some((job) => this.slots.isRunning(job));
     while (busy() && Date.now() < deadlineMs) {
-      await this.changed(deadlineMs - Date.now());
+      await this.changes.changed(deadlineMs - Date.now());
     }
   }
 }

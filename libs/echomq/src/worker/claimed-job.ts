@@ -45,6 +45,18 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     return new Date(JOB_IDS.parts(this.running.record.id)?.timeMs ?? 0);
   }
 
+  get lane(): string {
+    return this.running.record.lane;
+  }
+
+  get priority(): number {
+    return this.running.record.priority;
+  }
+
+  get timeoutMs(): number | null {
+    return this.running.timeoutMs;
+  }
+
   get signal(): AbortSignal {
     return this.running.signal;
   }

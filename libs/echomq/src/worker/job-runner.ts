@@ -1,16 +1,18 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '@nestjs/common';
-import { isTransientRedisError, StaleJobError, UnrecoverableError } from '../errors';
+import { isTransientRedisError, RateLimitedError, StaleJobError, UnrecoverableError } from '../errors';
 import { jsonText } from '../json';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import { failJob, releaseJobs, type FailOutcome, type ScriptContext } from '../scripts';
+import { failJob, releaseJobs, throttleJob, type FailOutcome, type ScriptContext } from '../scripts';
 import { newRequestId } from '../scripts/request-id';
+import { withDeadline, type HandlerOutcome } from './attempt-deadline';
 import { ClaimedJob } from './claimed-job';
 import type { Completer } from './completer';
 import { failRequest } from './fail-request';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
 import type { RunningJob } from './running-job';
+import { emitIsolated, type WorkerEventEmitter, type WorkerEvents } from './worker-events';
 
 /** Tries of a settlement call that Redis refused outright (nothing was written, so trying again is safe). */
 const SETTLE_TRIES = 5;
@@ -18,27 +20,19 @@ const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 2_000;
 const GAVE_UP = Symbol('gave up');
 
-type Outcome =
-  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
-
 export type Dispatch = (job: Job) => unknown;
 
-/**
- * What a claim loop reports about its jobs, after Redis recorded it:
- * - completed (id, result, job): the job completed;
- * - failed (id, error, state, job): the handler threw; state is where the job went (schedule,
- *   pending or dead); job is undefined only when the job's data could not be read;
- * - stale (id, attempt): the job finished after its lease was lost; Redis kept the newer claim's state.
- * The job comes last so listeners written for (id, result) keep working.
- * A listener that throws is logged and changes nothing: the outcome is already recorded.
- */
-export interface WorkerEvents {
-  completed: [id: string, result: unknown, job: Job];
-  failed: [id: string, error: unknown, state: 'schedule' | 'pending' | 'dead', job: Job | undefined];
-  stale: [id: string, attempt: number];
+export type { WorkerEvents, WorkerEventEmitter } from './worker-events';
+
+/** What the claim loop hears about one job while the runner has it. */
+export interface RunHooks {
+  /** The handler returned or threw, or its timeout settled the attempt: the job's slot is free. */
+  handlerDone(): void;
+  /** The attempt timed out while the handler still runs: busy work until `handler` settles. */
+  lingering(handler: Promise<void>): void;
 }
 
-export type WorkerEventEmitter = EventEmitter<WorkerEvents>;
+const NO_HOOKS: RunHooks = { handlerDone: () => undefined, lingering: () => undefined };
 
 export interface JobRunnerTiming {
   /** How long after its first send a settlement may be repeated under its request id. */
@@ -55,11 +49,11 @@ function resultJson(value: unknown): string {
 
 /**
  * Runs one claimed job: builds the Job a handler sees, calls the handler, and
- * settles the claim (complete on a value, fail on a throw, release when the handler
- * was interrupted by shutdown). Each settlement is one call under one request id,
- * repeated through transient Redis errors while the lease lasts (never past the replay
- * window or the shutdown deadline), so a repeat of a call that took effect reads back
- * its recorded outcome. A stale claim is counted and logged, never thrown out of the loop.
+ * settles the claim (complete on a value, fail on a throw or at the attempt's timeout,
+ * throttle on a RateLimitedError, release when the handler was interrupted by shutdown).
+ * Each settlement is one call under one request id, repeated through transient Redis
+ * errors while the lease lasts (never past the replay window or the shutdown deadline), so
+ * a repeat of a call that took effect reads back its recorded outcome. A stale claim is counted and logged, never thrown out of the loop.
  */
 export class JobRunner {
   /** Settlements refused as STALE (the lease had been lost); exposed for monitoring and tests. */
@@ -88,25 +82,29 @@ export class JobRunner {
   }
 
   /**
-   * Runs the handler, then settles. `handlerDone` is called as soon as the handler
-   * returns or throws, before the settle round trip, so the loop can claim the next
-   * job while this one's outcome is on its way to Redis.
+   * Runs the handler, then settles. `hooks.handlerDone` is called as soon as the handler
+   * returns or throws (or its timeout passes), before the settle round trip, so the loop can
+   * claim the next job while this one's outcome is on its way to Redis.
    */
-  async run(running: RunningJob, handlerDone: () => void = () => undefined): Promise<void> {
-    let outcome: Outcome;
-    try {
-      outcome = { ok: true, value: await this.dispatch(this.toJob(running)) };
-    } catch (error) {
-      outcome = { ok: false, error };
-    }
+  async run(running: RunningJob, hooks: RunHooks = NO_HOOKS): Promise<void> {
+    const outcome = await withDeadline(running, this.invoke(running), hooks.lingering, this.logger);
     // Stop heartbeating before settling: an extend that reached Redis after the
-    // completion would report the lease lost and abort a job that just succeeded.
+    // completion would report the lease lost and abort a job that just succeeded
+    // (and a timed-out job's lease must not outlive its failure).
     this.keeper.untrack(running);
-    handlerDone();
+    hooks.handlerDone();
     // Released at shutdown and recorded: the job is back in pending, its outcome moot. A
     // release that failed or was refused settles as usual, so a handler that succeeded still completes.
     if (running.released && (await running.released)) return;
     await this.settle(running, outcome);
+  }
+
+  private async invoke(running: RunningJob): Promise<HandlerOutcome> {
+    try {
+      return { ok: true, value: await this.dispatch(this.toJob(running)) };
+    } catch (error) {
+      return { ok: false, error };
+    }
   }
 
   private toJob(running: RunningJob): Job {
@@ -121,7 +119,7 @@ export class JobRunner {
     return job;
   }
 
-  private async settle(running: RunningJob, outcome: Outcome): Promise<void> {
+  private async settle(running: RunningJob, outcome: HandlerOutcome): Promise<void> {
     if (outcome.ok) {
       let result: string;
       try {
@@ -132,7 +130,8 @@ export class JobRunner {
       return this.complete(running, outcome.value, result);
     }
     // Interrupted by shutdown and not released yet: give it back rather than spend its budget.
-    if (running.reason?.reason === 'shutdown') return this.release(running);
+    if (running.interruptedByShutdown) return this.release(running);
+    if (outcome.error instanceof RateLimitedError) return this.throttle(running, outcome.error);
     return this.fail(running, outcome.error);
   }
 
@@ -167,6 +166,25 @@ export class JobRunner {
     if (failed !== GAVE_UP) {
       this.emit('failed', running.record.id, error, failed.state, this.jobs.get(running));
     }
+  }
+
+  /** Back to pending with the attempt not spent; the queue or the job's lane is held for retryAfterMs. */
+  private async throttle(running: RunningJob, error: RateLimitedError): Promise<void> {
+    const { retryAfterMs, scope } = error;
+    let throttled: void | typeof GAVE_UP;
+    try {
+      throttled = await this.attempt(running, 'throttle', (requestId) =>
+        throttleJob(this.ctx, running.claim, retryAfterMs, scope, requestId),
+      );
+    } catch (reason) {
+      if (reason instanceof StaleJobError) return this.stale(running);
+      throw reason;
+    }
+    if (throttled === GAVE_UP) return;
+    this.logger.debug(
+      `Job ${running.record.id} was rate limited: back to pending, its ${scope} held ${retryAfterMs} ms`,
+    );
+    this.emit('throttled', running.record.id, retryAfterMs, this.jobs.get(running) ?? this.toJob(running));
   }
 
   private async release(running: RunningJob): Promise<void> {
@@ -220,23 +238,7 @@ export class JobRunner {
     this.emit('stale', record.id, record.attempt);
   }
 
-  /**
-   * Calls each listener on its own: one that throws (or rejects) is logged, and neither
-   * the other listeners nor the job's outcome, already recorded in Redis, are affected.
-   */
   private emit<K extends keyof WorkerEvents>(name: K, ...args: WorkerEvents[K]): void {
-    for (const listener of this.events.rawListeners(name) as ((...values: unknown[]) => unknown)[]) {
-      try {
-        const returned = Reflect.apply(listener, this.events, args);
-        if (returned instanceof Promise) returned.catch((error: unknown) => this.listenerFailed(name, error));
-      } catch (error) {
-        this.listenerFailed(name, error);
-      }
-    }
-  }
-
-  private listenerFailed(name: string, error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
-    this.logger.error(`A '${name}' listener of queue ${this.queue} threw: ${message}`);
+    emitIsolated(this.events, this.logger, this.queue, name, ...args);
   }
 }

@@ -19,7 +19,17 @@ export interface Job<T = unknown> {
   /** 1 for the first attempt of the current budget; equals maxAttempts on the last. */
   readonly attemptInBudget: number;
   readonly enqueuedAt: Date;
-  /** Fires when the lease is lost, the job is removed, or shutdown outlasts its grace period. */
+  /** The job's lane: 'default' unless it was enqueued with one. */
+  readonly lane: string;
+  /** Its priority, 0 to 9 (higher is claimed first); 0 unless it was enqueued with one. */
+  readonly priority: number;
+  /**
+   * The deadline in force for this attempt, counted from the handler's start: the job's own
+   * timeoutMs, else its processor's; null for none. At the deadline `signal` fires with a
+   * JobTimeoutError and the attempt fails with it, whether or not the handler returns.
+   */
+  readonly timeoutMs: number | null;
+  /** Fires when the lease is lost, the job is removed, its timeout passes, or shutdown outlasts its grace period. */
   readonly signal: AbortSignal;
   /** Stores progress (any JSON value) on the job, readable through QueueService.getJob. */
   progress(value: unknown): Promise<void>;
@@ -30,5 +40,8 @@ export interface Job<T = unknown> {
   extendLease(ms?: number): Promise<void>;
 }
 
-/** A handler: the returned value completes the job; a thrown error fails it. */
+/**
+ * A handler: the returned value completes the job; a thrown error fails it (a RateLimitedError
+ * instead puts it back in pending without spending the attempt, and holds the queue or lane back).
+ */
 export type JobHandler = (job: Job) => unknown;

@@ -1,11 +1,11 @@
-import { JobAbortedError } from '../errors';
+import { JobAbortedError, JobTimeoutError } from '../errors';
 import type { ClaimedJobRecord, ClaimRef } from '../scripts';
 
 /** One claimed job while this process holds it: its claim, its abort switch, its lease as seen locally. */
 export class RunningJob {
   /** Created when the handler first reads job.signal: most handlers never do, and it is not free. */
   private controller?: AbortController;
-  private abortReason?: JobAbortedError;
+  private abortReason?: JobAbortedError | JobTimeoutError;
   private validUntil: number;
   readonly claim: ClaimRef;
   /**
@@ -19,6 +19,8 @@ export class RunningJob {
     readonly record: ClaimedJobRecord,
     sentAt: number,
     leaseMs: number,
+    /** The deadline of this attempt, from the handler's start: the job's own, else its processor's; null for none. */
+    readonly timeoutMs: number | null = null,
   ) {
     this.claim = { id: record.id, attempt: record.attempt, claimant: record.claimant };
     this.validUntil = sentAt + leaseMs;
@@ -48,8 +50,13 @@ export class RunningJob {
   }
 
   /** Why the job was aborted, if it was. */
-  get reason(): JobAbortedError | undefined {
+  get reason(): JobAbortedError | JobTimeoutError | undefined {
     return this.abortReason;
+  }
+
+  /** Whether shutdown aborted it (first): its work is given back to pending, not failed. */
+  get interruptedByShutdown(): boolean {
+    return this.abortReason instanceof JobAbortedError && this.abortReason.reason === 'shutdown';
   }
 
   get signal(): AbortSignal {
@@ -62,7 +69,19 @@ export class RunningJob {
 
   abort(reason: JobAbortedError['reason'], message: string): void {
     if (this.abortReason) return;
-    this.abortReason = new JobAbortedError(this.record.id, reason, message);
-    this.controller?.abort(this.abortReason);
+    this.abortWith(new JobAbortedError(this.record.id, reason, message));
+  }
+
+  /**
+   * Aborts at the attempt's deadline, with the JobTimeoutError the attempt fails with as the
+   * signal's reason (unless something aborted it first: the first reason stays).
+   */
+  timeOut(error: JobTimeoutError): void {
+    if (!this.abortReason) this.abortWith(error);
+  }
+
+  private abortWith(reason: JobAbortedError | JobTimeoutError): void {
+    this.abortReason = reason;
+    this.controller?.abort(reason);
   }
 }

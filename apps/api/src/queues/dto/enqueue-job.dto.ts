@@ -1,14 +1,15 @@
 import type { JobBackoffPolicy } from '@app/echomq';
+import { DEFAULT_LANE, PRIORITY_MAX, PRIORITY_MIN, QUEUE_OPTION_RANGES } from '@app/echomq/internal';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ANY_JSON } from './any-json';
 import {
   IsIntegerInRange,
   IsJobBackoff,
+  IsLaneName,
   IsPresent,
   IsRunAt,
   IsStringOfLength,
-  NotImplemented,
   Optional,
   RUN_AT_MAX_MS,
 } from './validators';
@@ -18,6 +19,8 @@ export const MAX_DELAY_MS = 315_576_000_000;
 export const NAME_MAX = 128;
 export const IDEMPOTENCY_KEY_MAX = 256;
 export const MAX_ATTEMPTS_MAX = 1_000_000;
+/** Seven days: the longest timeout a job may carry (the library's own range, so both refuse alike). */
+export const JOB_TIMEOUT_MAX_MS = QUEUE_OPTION_RANGES.timeoutMs.max;
 
 /** One job to enqueue: the body of POST /queues/:queue/jobs and one item of a bulk request. */
 export class EnqueueJobDto {
@@ -99,9 +102,38 @@ export class EnqueueJobDto {
   readonly backoff?: JobBackoffPolicy;
 
   @ApiPropertyOptional({
-    description: 'Reserved. Not implemented yet: any value is rejected with 400',
-    type: 'string',
+    description:
+      "The lane the job waits in: lanes share the queue's workers fairly (by weight) and can be " +
+      `paused or capped one by one. Absent is the lane '${DEFAULT_LANE}'`,
+    pattern: '^[A-Za-z0-9_.:@+=-]{1,64}$',
+    example: 'tenant-42',
   })
-  @NotImplemented('lanes')
-  readonly lane?: unknown;
+  @Optional()
+  @IsLaneName()
+  readonly lane?: string;
+
+  @ApiPropertyOptional({
+    description: 'Higher is claimed first; jobs of one level are claimed in enqueue order',
+    type: 'integer',
+    minimum: PRIORITY_MIN,
+    maximum: PRIORITY_MAX,
+    default: 0,
+    example: 5,
+  })
+  @Optional()
+  @IsIntegerInRange(PRIORITY_MIN, PRIORITY_MAX)
+  readonly priority?: number;
+
+  @ApiPropertyOptional({
+    description:
+      "This job's own timeout per attempt, instead of the processor's: at the deadline the handler's " +
+      'signal aborts and the attempt fails with JOB_TIMEOUT',
+    type: 'integer',
+    minimum: 1,
+    maximum: JOB_TIMEOUT_MAX_MS,
+    example: 30000,
+  })
+  @Optional()
+  @IsIntegerInRange(1, JOB_TIMEOUT_MAX_MS)
+  readonly timeoutMs?: number;
 }

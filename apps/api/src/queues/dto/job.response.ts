@@ -39,6 +39,15 @@ export class JobResponse {
   @ApiProperty({ enum: JOB_STATES })
   readonly state!: string;
 
+  @ApiProperty({
+    description: "The lane the job waits in ('default' when enqueued without one)",
+    example: 'default',
+  })
+  readonly lane!: string;
+
+  @ApiProperty({ description: 'Priority level, 0 to 9: higher is claimed first', example: 0 })
+  readonly priority!: number;
+
   @ApiProperty({ ...ANY_JSON, description: 'The payload as enqueued (any JSON value)' })
   readonly data!: unknown;
 
@@ -60,6 +69,12 @@ export class JobResponse {
     additionalProperties: true,
   })
   readonly backoff?: object;
+
+  @ApiPropertyOptional({
+    description: "The job's own timeout per attempt in ms, when it was enqueued with one",
+    type: 'integer',
+  })
+  readonly timeoutMs?: number;
 
   @ApiProperty({ description: 'Attempts left in the current retry budget' })
   readonly attemptsLeft!: number;

@@ -1,12 +1,16 @@
-import { BROWSE_MAX, STATE_SETS, type StateSet } from '@app/echomq/internal';
+import { BROWSE_MAX, PRIORITY_MAX, PRIORITY_MIN, STATE_SETS, type StateSet } from '@app/echomq/internal';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsString } from 'class-validator';
-import { IsIntegerInRange, Optional } from './validators';
+import { digitsToNumber, IsIntegerInRange, IsLaneName, Optional } from './validators';
 
 export const LIST_DEFAULT_LIMIT = 50;
 
-/** Query of GET /queues/:queue/jobs. Query strings are text, so limit is converted explicitly. */
+/**
+ * Query of GET /queues/:queue/jobs. Query strings are text, so limit and priority are
+ * converted explicitly. lane and priority narrow a pending listing; which states they
+ * combine with is checked by the controller (listJobsOptions), where all fields are known.
+ */
 export class ListJobsQuery {
   @ApiPropertyOptional({ enum: STATE_SETS, default: 'pending' })
   @Optional()
@@ -15,10 +19,7 @@ export class ListJobsQuery {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: BROWSE_MAX, default: LIST_DEFAULT_LIMIT })
   @Optional()
-  // Only plain digits become a number; anything else stays text and fails the integer rule.
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' && /^\d{1,7}$/.test(value) ? Number(value) : value,
-  )
+  @Transform(digitsToNumber)
   @IsIntegerInRange(1, BROWSE_MAX)
   readonly limit?: number;
 
@@ -29,4 +30,24 @@ export class ListJobsQuery {
   @Optional()
   @IsString()
   readonly after?: string;
+
+  @ApiPropertyOptional({
+    description: "pending only: list this lane's jobs (without it, every lane merged newest first)",
+    pattern: '^[A-Za-z0-9_.:@+=-]{1,64}$',
+    example: 'tenant-42',
+  })
+  @Optional()
+  @IsLaneName()
+  readonly lane?: string;
+
+  @ApiPropertyOptional({
+    description: 'pending only: the jobs at this priority level (of the lane, when lane is given)',
+    type: 'integer',
+    minimum: PRIORITY_MIN,
+    maximum: PRIORITY_MAX,
+  })
+  @Optional()
+  @Transform(digitsToNumber)
+  @IsIntegerInRange(PRIORITY_MIN, PRIORITY_MAX)
+  readonly priority?: number;
 }

@@ -1,4 +1,4 @@
-import { serialiseBackoff } from '@app/echomq/internal';
+import { isValidLaneName, serialiseBackoff } from '@app/echomq/internal';
 import { isRFC3339, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
 
 /**
@@ -91,10 +91,6 @@ export function IsRunAt(options?: ValidationOptions): PropertyDecorator {
 }
 
 /**
- * A field the contract reserves but EchoMQ does not implement yet. Declaring it (rather
- * than leaving it unknown) lets the 400 say "not implemented" instead of "should not exist".
- */
-/**
  * A job's own backoff: a fixed or exponential policy within the ranges of the queue option
  * (the library's own check, so the api and the library refuse the same values and say why).
  */
@@ -119,13 +115,40 @@ export function IsJobBackoff(): PropertyDecorator {
   });
 }
 
-export function NotImplemented(feature: string): PropertyDecorator {
+/** A lane name by the keyspace's own rule, so the api and the library accept the same names. */
+export function IsLaneName(): PropertyDecorator {
   return ValidateBy({
-    name: 'notImplemented',
+    name: 'isLaneName',
     validator: {
-      validate: (value: unknown) => value === undefined,
+      validate: (value: unknown) => isValidLaneName(value),
       defaultMessage: (args) =>
-        `${args?.property ?? 'field'}: ${feature} is not implemented yet; omit this field`,
+        `${args?.property ?? 'lane'} must be 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -`,
     },
   });
+}
+
+/**
+ * An integer in [min, max] or null, for settings where null means "clear it". Absent is
+ * handled by Optional(); the message names both accepted forms.
+ */
+export function IsIntegerInRangeOrNull(min: number, max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'isIntegerInRangeOrNull',
+    constraints: [min, max],
+    validator: {
+      validate: (value: unknown) =>
+        value === null ||
+        (typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max),
+      defaultMessage: (args) =>
+        `${args?.property ?? 'value'} must be an integer from ${min} to ${max}, or null to clear it`,
+    },
+  });
+}
+
+/**
+ * Query strings are text: only plain digits become a number; anything else stays text and
+ * fails the integer rule that follows, so "1.5" or "9e0" are refused rather than rounded.
+ */
+export function digitsToNumber({ value }: { value: unknown }): unknown {
+  return typeof value === 'string' && /^\d{1,7}$/.test(value) ? Number(value) : value;
 }

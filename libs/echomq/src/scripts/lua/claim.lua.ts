@@ -23,7 +23,7 @@ export const CLAIM_LUA = luaScript(
 -- as 'w' on each claimed row that has no 'm' of its own (fail and reap then decide by it)
 -- Returns: { next run-at (ms, the soonest of schedule and lane timers, -1 when none),
 --            lease deadline (ms), limited until (ms, -1 when not limited: the queue is held
---            or out of rate room, so nothing was claimed; claim again then), server now (ms),
+--            or out of rate room, so no claim can start a job before then), server now (ms),
 --            then per claimed job: id, attempts, claimant, data, name, max attempts (the
 --            job's own, else ARGV[8]), budget base, its own backoff as JSON (nil when none),
 --            lane, priority, its own timeout ms (nil when none) }
@@ -209,7 +209,13 @@ if #ids > 0 then
   zadd_all(KEYS[4], deadline, ids)
   redis.call('HINCRBY', KEYS[6], 'claimed', #ids)
   emit(KEYS[7], maxlen, 'type', 'claimed', 'ids', table.concat(ids, ','))
-  if s.rm and s.rw then count_starts(K_RATE, #ids, s.rw, now) end
+  if s.rm and s.rw then
+    count_starts(K_RATE, #ids, s.rw, now)
+    -- This call used the window's last room: say when the next opens, so workers sleep
+    -- until then instead of waiting for a wake that no claim can use before it.
+    local room, opening = window_room(K_RATE, s.rm, s.rw, now)
+    if room <= 0 then out[3] = opening end
+  end
 end
 bump(KEYS[6], 'orphans', orphans)
 -- Work is left (and no cap stopped this call): pass the wake token on to the next idle worker.

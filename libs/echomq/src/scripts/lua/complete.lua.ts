@@ -6,8 +6,10 @@ export const COMPLETE_LUA = luaScript(
 -- complete: active -> completed, for one or many claims at once. Each row is deleted, or
 -- kept for the keep time with its result and finished-at, in no set (it then reads 'completed').
 -- Only claims that still hold their job (in active, same token and claimant) complete.
+-- Each completed job is counted out of its lane's active jobs; a lane its cap held back
+-- returns to ready, and a worker is woken when a cap had held one back (see leaving()).
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] metrics
--- KEYS[5] events
+-- KEYS[5] events   KEYS[6] wake
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] keep ms (0 deletes the rows)
 -- ARGV[3] events max length   ARGV[4] replay window ms   ARGV[5] claim count N
 -- ARGV[6..] N groups of 4: id, token (attempts), claimant, result (JSON, '' for none)
@@ -34,6 +36,7 @@ local RESULT_MAX, LEFT_OUT_KEEP = ${EVENT_RESULT_MAX_BYTES}, ${LEFT_OUT_RESULT_K
 local budget = ${EVENT_RESULTS_TOTAL_MAX_BYTES}
 local now = now_ms()
 local out, ids, deleted, results, omitted, done = {}, {}, {}, {}, {}, {}
+local gone = leaving()
 local stale = 0
 for i = 0, n - 1 do
   local base = 6 + i * 4
@@ -41,8 +44,11 @@ for i = 0, n - 1 do
   local row = prefix .. id
   -- done[id]: a claim presented twice in one call completes once (the id leaves active
   -- only at the end of the loop, so holds() alone would accept it again).
-  if not done[id] and holds(row, ARGV[base + 1], ARGV[base + 2]) then
+  -- (the lane is read here, before a row without retention is deleted)
+  local held, lane = holds(row, ARGV[base + 1], ARGV[base + 2])
+  if not done[id] and held then
     done[id] = true
+    gone.add(place(lane))
     ids[#ids + 1] = id
     local left_out = #result > RESULT_MAX or #result > budget
     if not left_out then budget = budget - #result end
@@ -68,6 +74,7 @@ end
 if #ids > 0 then
   zrem_all(KEYS[3], ids)
   del_all(deleted)
+  gone.settle(KEYS[6])
   redis.call('HINCRBY', KEYS[4], 'completed', #ids)
   local results_json = '[' .. table.concat(results, ',') .. ']'
   if #omitted > 0 then

@@ -5,7 +5,10 @@ export const FAIL_LUA = luaScript(
 -- fail: active -> schedule (retry after a backoff), -> pending (retry now), or -> dead
 -- (the retry budget is spent, or the error is unrecoverable). The error is kept on the row.
 -- The budget is the row's: the job's own 'm', else the claiming worker's 'w' (see claim).
--- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] pending
+-- A retry now goes into the job's own lane's pending at its level (row 'l', 'y'); the job is
+-- counted out of its lane's active jobs either way (see leaving()).
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] pending (the
+-- default lane's at level 0; other lanes' pending sets are composed from the base)
 -- KEYS[5] schedule   KEYS[6] dead   KEYS[7] metrics   KEYS[8] events   KEYS[9] wake
 -- KEYS[10] row emq:{q}:job:<id>
 -- ARGV[1] id   ARGV[2] token (attempts)   ARGV[3] claimant   ARGV[4] error text
@@ -29,15 +32,20 @@ if prior then
   local state, run_at = string.match(prior, '^(%a+):(%d+)$')
   return { state, tonumber(run_at) }
 end
-if not holds(row, token, claimant) then
+local held, l, y = holds(row, token, claimant)
+if not held then
   redis.call('HINCRBY', KEYS[7], 'stale', 1)
   record(KEYS[2], 'stale', replay_ttl)
   return redis.error_reply('EMQ_STALE')
 end
 
 local now = now_ms()
+local lane, level = place(l, y)
 local error_text = row_error(ARGV[4])
 redis.call('ZREM', KEYS[3], id)
+local gone = leaving()
+gone.add(lane)
+gone.settle(KEYS[9])
 redis.call('HSET', row, 'e', error_text)
 redis.call('HDEL', row, 'c')
 local own = redis.call('HMGET', row, 'm', 'w')
@@ -56,7 +64,7 @@ else
     redis.call('ZADD', KEYS[5], now + backoff, id)
     reply = { 'schedule', now + backoff }
   else
-    redis.call('ZADD', KEYS[4], 0, id)
+    into_pending(lane, level, { id })
     reply = { 'pending', 0 }
   end
 end

@@ -3,8 +3,10 @@ import { luaScript } from './prelude';
 /** A read, not a transition: one script so the state and the row are seen at one instant. */
 export const JOB_VIEW_LUA = luaScript(
   `
--- job view (read only): which set holds the id, its score there, and the row.
--- KEYS[1] fence   KEYS[2] pending   KEYS[3] active   KEYS[4] schedule   KEYS[5] dead
+-- job view (read only): which set holds the id, its score there, and the row. Pending is
+-- the job's own lane's pending set at its level (row 'l', 'y').
+-- KEYS[1] fence   KEYS[2] pending (the default lane's at level 0; other lanes' pending sets
+-- are composed from the base)   KEYS[3] active   KEYS[4] schedule   KEYS[5] dead
 -- KEYS[6] row
 -- ARGV[1] id
 -- Returns: { state, score ('' when none), row fields as a flat field/value list, with a
@@ -30,8 +32,10 @@ if redis.call('HEXISTS', ROW, 'd2') == 1 then
     end
   end
 end
+local lane, level = place(unpack(redis.call('HMGET', ROW, 'l', 'y')))
+local sets = { pending_key(level, lane), KEYS[3], KEYS[4], KEYS[5] }
 for i = 1, 4 do
-  local score = redis.call('ZSCORE', KEYS[i + 1], id)
+  local score = redis.call('ZSCORE', sets[i], id)
   if score then
     return { states[i], score, row }
   end

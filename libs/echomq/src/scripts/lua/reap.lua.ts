@@ -7,10 +7,16 @@ export const REAP_LUA = luaScript(
 -- (a repeat moves only what is still expired), so any number of reapers may run at once.
 -- The budget is the row's: the job's own 'm', else the claiming worker's 'w' (see claim), so
 -- a reaper decides as the serving worker would without knowing its options.
--- KEYS[1] fence   KEYS[2] active   KEYS[3] pending   KEYS[4] dead   KEYS[5] metrics
+-- Each reaped job is counted out of its lane's active jobs (the lane's count is reconciled:
+-- a crashed worker's jobs free their lane's cap here) and goes back into its own lane's
+-- pending at its level (row 'l', 'y').
+-- KEYS[1] fence   KEYS[2] active   KEYS[3] pending (the default lane's at level 0; other
+-- lanes' pending sets are composed from the base)   KEYS[4] dead   KEYS[5] metrics
 -- KEYS[6] events   KEYS[7] wake
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] most leases to reap   ARGV[3] events max length
 -- Returns: { moved to pending, moved to dead, 1 when more expired leases remain else 0 }
+-- Event:   'reaped' with the ids moved to pending; 'dead' with the ids moved to dead and
+--          the error 'lease expired'.
 `,
   `
 local prefix = ARGV[1]
@@ -19,26 +25,29 @@ local maxlen = int_arg(3, 1, 1000000000)
 local now = now_ms()
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)
 local to_pending, to_dead = {}, {}
+local gone = leaving()
 local orphans = 0
 for _, id in ipairs(expired) do
   local row = prefix .. id
   redis.call('ZREM', KEYS[2], id)
-  local f = redis.call('HMGET', row, 'a', 'm', 'b', 'w')
+  local f = redis.call('HMGET', row, 'a', 'm', 'b', 'w', 'l')
   if not f[1] and not f[2] and not f[4] then
     orphans = orphans + 1
   else
+    gone.add(place(f[5]))
     redis.call('HSET', row, 'e', 'lease expired during attempt ' .. (f[1] or '0'))
     redis.call('HDEL', row, 'c')
     if (tonumber(f[1]) or 0) - (tonumber(f[3]) or 0) >= budget(f[2], f[4]) then
       redis.call('ZADD', KEYS[4], 0, id)
       to_dead[#to_dead + 1] = id
     else
-      redis.call('ZADD', KEYS[3], 0, id)
       to_pending[#to_pending + 1] = id
     end
   end
 end
+gone.settle(KEYS[7])
 if #to_pending > 0 then
+  pend_by_row(to_pending)
   redis.call('HINCRBY', KEYS[5], 'reaped', #to_pending)
   emit(KEYS[6], maxlen, 'type', 'reaped', 'ids', table.concat(to_pending, ','))
   wake(KEYS[7])

@@ -4,15 +4,20 @@ export const REMOVE_LUA = luaScript(
   `
 -- remove: any state -> gone. The row and its idempotency key go with it. A claim on a
 -- removed active job becomes stale: its heartbeat reports the lease lost (which aborts
--- the handler) and its complete / fail change nothing.
--- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] pending   KEYS[4] active
+-- the handler) and its complete / fail change nothing. A pending job leaves its own lane's
+-- pending set (row 'l', 'y'), and the lane leaves ready at that level when it has no work
+-- left there; an active job is counted out of its lane's active jobs (see leaving()).
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] pending (the default lane's at
+-- level 0; other lanes' pending sets are composed from the base)   KEYS[4] active
 -- KEYS[5] schedule   KEYS[6] dead   KEYS[7] metrics   KEYS[8] events   KEYS[9] row emq:{q}:job:<id>
+-- KEYS[10] wake
 -- ARGV[1] id   ARGV[2] idempotency prefix emq:{q}:idem:   ARGV[3] events max length
 -- ARGV[4] replay window ms
 -- Returns: the state the job was in: pending | active | schedule | dead | completed (a
 --          finished row) | orphan (a row in no set that never finished); a repeated request
 --          that succeeded returns the same state.
 -- Errors:  EMQ_NOT_FOUND when there is no such job.
+-- Event:   'removed' with the id and from (the state it was in).
 `,
   `
 local id = ARGV[1]
@@ -22,12 +27,21 @@ local prior = replayed(KEYS[2])
 if prior then
   return prior
 end
+local f = redis.call('HMGET', KEYS[9], 'k', 'f', 'l', 'y')
+local lane, level = place(f[3], f[4])
 local states = { 'pending', 'active', 'schedule', 'dead' }
+local sets = { pending_key(level, lane), KEYS[4], KEYS[5], KEYS[6] }
 local was = false
 for i = 1, 4 do
-  if redis.call('ZREM', KEYS[i + 2], id) == 1 then was = states[i] end
+  if redis.call('ZREM', sets[i], id) == 1 then was = states[i] end
 end
-local f = redis.call('HMGET', KEYS[9], 'k', 'f')
+if was == 'pending' then
+  drained(lane, level)
+elseif was == 'active' then
+  local gone = leaving()
+  gone.add(lane)
+  gone.settle(KEYS[10])
+end
 -- (not 'm': a job enqueued without a budget of its own has none)
 if not was and redis.call('EXISTS', KEYS[9]) == 0 then
   return redis.error_reply('EMQ_NOT_FOUND')

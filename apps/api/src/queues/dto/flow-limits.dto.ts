@@ -1,0 +1,70 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsRateLimitOrNull, LIMIT_COUNT_MAX, RateLimitDto } from './rate-limit';
+import { IsIntegerInRangeOrNull, Optional } from './validators';
+
+/** Take a nested object exactly as parsed: the validator checks its keys, class-transformer would drop them. */
+const asSent = ({ obj, key }: { obj: Record<string, unknown>; key: string }): unknown => obj[key];
+
+/**
+ * Body of PUT /queues/:queue/limits: the queue's shared flow limits, stored in Redis so every
+ * worker enforces the same. A field left out keeps its stored value; null clears it.
+ */
+export class FlowLimitsDto {
+  @ApiPropertyOptional({
+    type: RateLimitDto,
+    nullable: true,
+    description: 'Queue-wide: at most max claims in any windowMs-long span, all workers together',
+  })
+  @Optional()
+  @Transform(asSent)
+  @IsRateLimitOrNull()
+  readonly rateLimit?: RateLimitDto | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    maximum: LIMIT_COUNT_MAX,
+    description: 'At most this many jobs of the queue active at once, all workers together',
+  })
+  @Optional()
+  @IsIntegerInRangeOrNull(1, LIMIT_COUNT_MAX)
+  readonly globalConcurrency?: number | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    minimum: 1,
+    maximum: LIMIT_COUNT_MAX,
+    description: "At most this many active jobs per lane (a lane's own concurrency overrides it)",
+  })
+  @Optional()
+  @IsIntegerInRangeOrNull(1, LIMIT_COUNT_MAX)
+  readonly laneConcurrency?: number | null;
+
+  @ApiPropertyOptional({
+    type: RateLimitDto,
+    nullable: true,
+    description: 'Each lane: at most max claims in any windowMs-long span',
+  })
+  @Optional()
+  @Transform(asSent)
+  @IsRateLimitOrNull()
+  readonly laneRateLimit?: RateLimitDto | null;
+}
+
+/** The queue's stored flow limits; null where none is set. */
+export class FlowLimitsResponse {
+  @ApiProperty({ type: RateLimitDto, nullable: true })
+  readonly rateLimit!: RateLimitDto | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  readonly globalConcurrency!: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  readonly laneConcurrency!: number | null;
+
+  @ApiProperty({ type: RateLimitDto, nullable: true })
+  readonly laneRateLimit!: RateLimitDto | null;
+}

@@ -1,0 +1,55 @@
+import type { Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
+import { isTransientRedisError } from '../errors';
+import { claimJobs, type ClaimBatch, type ClaimRequest, type ScriptContext } from '../scripts';
+import { newRequestId } from '../scripts/request-id';
+
+const REPEAT_FIRST_MS = 50;
+const REPEAT_MAX_MS = 2_000;
+
+export interface ClaimCallOptions {
+  readonly queue: string;
+  /** How long after its first send the claim may still be repeated (ClaimLoopTiming.repeatForMs). */
+  readonly repeatForMs: number;
+  /** Aborted when the loop stops claiming: no repeat is sent after it. */
+  readonly stopped: AbortSignal;
+  readonly logger: Logger;
+}
+
+export interface SentClaim {
+  readonly batch: ClaimBatch;
+  /** Local time of the first send: the earliest the claim can have run, where the jobs' leases start. */
+  readonly sentAt: number;
+}
+
+/**
+ * One claim, repeated while its outcome is unknown with the same claimant prefix (the
+ * request id): if the lost call did claim jobs, the repeat hands exactly those to this loop,
+ * instead of leaving them in active, held by nobody, until their leases run out. Gives up
+ * (throws the last error) on a refusal, at the end of the replay window, or once stopped.
+ */
+export async function claimWithRepeat(
+  ctx: ScriptContext,
+  request: Omit<ClaimRequest, 'claimantPrefix'>,
+  options: ClaimCallOptions,
+): Promise<SentClaim> {
+  const sent = { ...request, claimantPrefix: newRequestId() };
+  const sentAt = Date.now();
+  const untilMs = sentAt + options.repeatForMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { batch: await claimJobs(ctx, sent), sentAt };
+    } catch (error) {
+      if (!isTransientRedisError(error) || options.stopped.aborted || Date.now() >= untilMs) throw error;
+      warnUnlessUnreachable(
+        options.logger,
+        error,
+        `Claim on ${options.queue}: ${error.message}; repeating it (${attempt})`,
+      );
+      const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** (attempt - 1), untilMs - Date.now());
+      await sleep(delay, undefined, { signal: options.stopped }).catch(() => undefined);
+      if (options.stopped.aborted) throw error;
+    }
+  }
+}

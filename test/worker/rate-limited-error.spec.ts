@@ -1,0 +1,219 @@
+import type { INestApplication } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import type { Redis } from 'ioredis';
+import {
+  InvalidArgumentError,
+  QueueService,
+  queueKeys,
+  RateLimitedError,
+  SCRIPTS,
+  type Job,
+  type QueueOptions,
+  type WorkerEvents,
+} from '@app/echomq/internal';
+import { bootApp } from '../support/nest';
+import { connect, uniqueQueue } from '../support/redis';
+import { closeAll, loopOf, processorClass, serverNow } from './fixtures/support';
+
+const apps: INestApplication[] = [];
+let redis: Redis;
+
+beforeAll(() => {
+  redis = connect();
+});
+
+afterAll(() => {
+  redis.disconnect();
+});
+
+afterEach(async () => {
+  await closeAll(apps.splice(0));
+});
+
+async function boot(providers: Parameters<typeof bootApp>[0]): Promise<INestApplication> {
+  const app = await bootApp(providers, { shutdownGraceMs: 300 });
+  apps.push(app);
+  return app;
+}
+
+/**
+ * One job at a time and a budget of one attempt: if a throttle spent the attempt, the job
+ * would go to dead instead of running again.
+ */
+const OPTIONS: QueueOptions = { concurrency: 1, maxAttempts: 1, retainCompletedMs: 60_000 };
+
+/** One start of a handler: which job, which attempt, and the server time it started at. */
+interface Start {
+  readonly id: string;
+  readonly attempt: number;
+  readonly attemptInBudget: number;
+  readonly at: number;
+}
+
+/** Counts the claim script calls on one queue, as Redis sees them (MONITOR), from start() on. */
+class ClaimWatch {
+  count = 0;
+
+  private constructor(private readonly monitor: Redis) {}
+
+  static async start(queue: string): Promise<ClaimWatch> {
+    const sha = createHash('sha1').update(SCRIPTS.emqClaim.lua).digest('hex');
+    const active = queueKeys(queue).active;
+    const starter = connect();
+    const monitor = await starter.monitor();
+    await starter.quit();
+    const watch = new ClaimWatch(monitor);
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha' && args[1] === sha && args.includes(active)) watch.count += 1;
+    });
+    return watch;
+  }
+
+  stop(): void {
+    this.monitor.disconnect();
+  }
+}
+
+describe('RateLimitedError', () => {
+  it.each([0, -1, 1.5, 86_400_001, Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number])(
+    'refuses a retryAfterMs of %p',
+    (retryAfterMs) => {
+      expect(() => new RateLimitedError(retryAfterMs)).toThrow(InvalidArgumentError);
+    },
+  );
+
+  it('takes 1 to 86,400,000 ms, holds the queue by default, and carries its code', () => {
+    expect(new RateLimitedError(1)).toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: 1, scope: 'queue' });
+    expect(new RateLimitedError(86_400_000, { scope: 'lane', message: 'quota' })).toMatchObject({
+      retryAfterMs: 86_400_000,
+      scope: 'lane',
+      message: 'quota',
+    });
+    expect(() => new RateLimitedError(10, { scope: 'tenant' as 'lane' })).toThrow(InvalidArgumentError);
+  });
+
+  it('puts the job back without spending its attempt and holds the queue for retryAfterMs', async () => {
+    const queue = uniqueQueue('throttle');
+    const retryAfterMs = 700;
+    const starts: Start[] = [];
+    let thrownAt = 0;
+    const Proc = processorClass(queue, OPTIONS, async (job: Job) => {
+      const at = await serverNow(redis);
+      starts.push({ id: job.id, attempt: job.attempt, attemptInBudget: job.attemptInBudget, at });
+      if (starts.length === 1) {
+        thrownAt = await serverNow(redis);
+        throw new RateLimitedError(retryAfterMs);
+      }
+      return job.attempt;
+    });
+    const app = await boot([Proc]);
+    const queues = app.get(QueueService);
+    const loop = loopOf(app, queue);
+    const throttled = once(loop.events, 'throttled') as Promise<WorkerEvents['throttled']>;
+    let failures = 0;
+    loop.events.on('failed', () => (failures += 1));
+
+    const first = await queues.enqueue(queue, 'first');
+    const [throttledId, heldFor, job] = await throttled;
+    expect([throttledId, heldFor, job.id]).toEqual([first, retryAfterMs, first]);
+    // Back in pending (the hold keeps it there), and held back for every job: an enqueue
+    // meanwhile does not wake the loop early.
+    expect((await queues.getJob(queue, first))?.state).toBe('pending');
+    const second = await queues.enqueue(queue, 'second');
+
+    await expect(queues.waitFor(queue, first, 10_000)).resolves.toBe(2);
+    await expect(queues.waitFor(queue, second, 10_000)).resolves.toBe(1);
+
+    // The attempt was not spent: the retry is the first of its budget (with maxAttempts 1).
+    expect(starts.map(({ id, attempt, attemptInBudget }) => [id, attempt, attemptInBudget])).toEqual([
+      [first, 1, 1],
+      [first, 2, 1],
+      [second, 1, 1],
+    ]);
+    expect(failures).toBe(0);
+    // No claim before the hold ended: the hold started after thrownAt (server clock).
+    for (const start of starts.slice(1)) expect(start.at).toBeGreaterThanOrEqual(thrownAt + retryAfterMs);
+  });
+
+  it("holds only the job's lane with scope 'lane': other lanes run meanwhile", async () => {
+    const queue = uniqueQueue('throttle-lane');
+    const retryAfterMs = 2_000;
+    const starts: Start[] = [];
+    let thrownAt = 0;
+    const Proc = processorClass(queue, OPTIONS, async (job: Job) => {
+      const at = await serverNow(redis);
+      starts.push({ id: job.id, attempt: job.attempt, attemptInBudget: job.attemptInBudget, at });
+      if (job.data === 'limited' && job.attempt === 1) {
+        thrownAt = await serverNow(redis);
+        throw new RateLimitedError(retryAfterMs, { scope: 'lane' });
+      }
+      return job.lane;
+    });
+    const app = await boot([Proc]);
+    const queues = app.get(QueueService);
+    const throttled = once(loopOf(app, queue).events, 'throttled') as Promise<WorkerEvents['throttled']>;
+
+    const limited = await queues.enqueue(queue, 'limited', { lane: 'acme' });
+    await throttled;
+    const other = await queues.enqueue(queue, 'other', { lane: 'globex' });
+
+    await expect(queues.waitFor(queue, other, 10_000)).resolves.toBe('globex');
+    await expect(queues.waitFor(queue, limited, 10_000)).resolves.toBe('acme');
+    expect(starts.map(({ id, attempt, attemptInBudget }) => [id, attempt, attemptInBudget])).toEqual([
+      [limited, 1, 1],
+      [other, 1, 1],
+      [limited, 2, 1],
+    ]);
+    expect(starts[2].at).toBeGreaterThanOrEqual(thrownAt + retryAfterMs);
+  });
+
+  it('sleeps through the hold: enqueues meanwhile do not make the loop claim', async () => {
+    const queue = uniqueQueue('throttle-quiet');
+    const claims = await ClaimWatch.start(queue);
+    let claimsBeforeRetry = -1;
+    const Proc = processorClass(queue, OPTIONS, (job: Job) => {
+      if (job.data === 'limited' && job.attempt === 1) throw new RateLimitedError(1_000);
+      if (job.data === 'limited') claimsBeforeRetry = claims.count;
+      return job.attempt;
+    });
+    const app = await boot([Proc]);
+    const queues = app.get(QueueService);
+    const throttled = once(loopOf(app, queue).events, 'throttled');
+
+    const limited = await queues.enqueue(queue, 'limited');
+    await throttled;
+    const atThrottle = claims.count;
+    // Each enqueue signals the wake list; a loop waiting there would claim once per signal.
+    const others: string[] = [];
+    for (let n = 0; n < 12; n++) others.push(await queues.enqueue(queue, `other ${n}`));
+
+    await expect(queues.waitFor(queue, limited, 10_000)).resolves.toBe(2);
+    await Promise.all(others.map((id) => queues.waitFor(queue, id, 10_000)));
+    claims.stop();
+    // Up to the retry's start: a claim sent as the slot freed (before the throttle was
+    // recorded), the one that found the queue held, one that may find the hold in its last
+    // millisecond, and the one that took the job back. Not one per enqueue.
+    expect(claimsBeforeRetry - atThrottle).toBeLessThanOrEqual(4);
+  });
+
+  it('counts a throttle of a claim that is no longer held as stale', async () => {
+    const queue = uniqueQueue('throttle-stale');
+    const Proc = processorClass(queue, OPTIONS, async (job: Job) => {
+      // Removed while active: the claim no longer holds the job when the throttle arrives.
+      await app.get(QueueService).remove(queue, job.id);
+      throw new RateLimitedError(1_000);
+    });
+    const app = await boot([Proc]);
+    const loop = loopOf(app, queue);
+    const stale = once(loop.events, 'stale') as Promise<WorkerEvents['stale']>;
+    let throttles = 0;
+    loop.events.on('throttled', () => (throttles += 1));
+
+    const id = await app.get(QueueService).enqueue(queue, {});
+
+    await expect(stale).resolves.toEqual([id, 1]);
+    expect(loop.runner.staleSettlements).toBe(1);
+    expect(throttles).toBe(0);
+  });
+});
