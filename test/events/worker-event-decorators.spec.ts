@@ -6,6 +6,8 @@ import {
   type Job,
   type WorkerCompletedEvent,
   type WorkerFailedEvent,
+  type WorkerThrottledEvent,
+  RateLimitedError,
 } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { uniqueQueue } from '../support/redis';
@@ -16,6 +18,8 @@ interface Task {
   readonly flaky?: boolean;
   /** Hold the handler until the test opens this job's gate. */
   readonly gated?: boolean;
+  /** Throw a RateLimitedError of this many ms on the first attempt. */
+  readonly limitedMs?: number;
 }
 
 interface Squared {
@@ -33,11 +37,13 @@ function processorFor(queue: string) {
     readonly reported: string[] = [];
     readonly completed = new DeferredMap<WorkerCompletedEvent<Task, Squared>>();
     readonly failed = new DeferredMap<WorkerFailedEvent<Task>>();
+    readonly throttled = new DeferredMap<WorkerThrottledEvent<Task>>();
 
     async process(job: Job<Task>): Promise<Squared> {
       started.get(job.id).resolve(this);
       if (job.data.gated) await gates.get(job.id).promise;
       if (job.data.flaky) throw new Error(`flaky ${job.data.n} on attempt ${job.attempt}`);
+      if (job.data.limitedMs && job.attempt === 1) throw new RateLimitedError(job.data.limitedMs);
       return { squared: job.data.n * job.data.n };
     }
 
@@ -57,6 +63,12 @@ function processorFor(queue: string) {
     onFailed(event: WorkerFailedEvent<Task>): void {
       this.reported.push(event.id);
       this.failed.get(`${event.id} #${event.job?.attempt}`).resolve(event);
+    }
+
+    @OnWorkerEvent('throttled')
+    onThrottled(event: WorkerThrottledEvent<Task>): void {
+      this.reported.push(event.id);
+      this.throttled.get(event.id).resolve(event);
     }
   }
   return Squarer;
@@ -103,6 +115,15 @@ describe('@OnWorkerEvent methods of a @Processor', () => {
     const last = await squarer.failed.get(`${flaky} #2`).promise;
     expect(last.state).toBe('dead');
     expect((last.error as Error).message).toBe('flaky 4 on attempt 2');
+
+    // A RateLimitedError is a throttle, not a failure: the job comes back and completes.
+    const limited = await queues.enqueue(queue, { n: 5, limitedMs: 50 });
+    const throttled = await squarer.throttled.get(limited).promise;
+    expect(throttled).toMatchObject({ type: 'throttled', queue, id: limited, retryAfterMs: 50 });
+    expect(throttled.job.attempt).toBe(1);
+    await expect(squarer.completed.get(limited).promise).resolves.toMatchObject({ result: { squared: 25 } });
+    // Told twice about it (throttled, completed), never as failed.
+    expect(squarer.reported.filter((id) => id === limited)).toHaveLength(2);
   });
 
   it('are not told about the jobs a second worker app ran', async () => {

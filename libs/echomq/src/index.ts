@@ -82,6 +82,7 @@ export {
   type WorkerCompletedEvent,
   type WorkerFailedEvent,
   type WorkerStaleEvent,
+  type WorkerThrottledEvent,
 } from './events/worker-event-payloads';
 
 // Errors: every one carries a stable `code`.

@@ -8,6 +8,7 @@ export * from './keyspace';
 export * from './scripts';
 export * from './queue/queue-options';
 export * from './queue/enqueue-options';
+export { FLOW_LIMIT_RANGES, LANE_SETTING_RANGES } from './queue/flow-limits';
 export * from './queue/job-view';
 export * from './queue/reads';
 export * from './module/echomq-options';

@@ -15,6 +15,7 @@ const PAYLOADS: PayloadBuilders = {
   completed: (queue, id, result, job) => ({ type: 'completed', queue, id: id as JobId, job, result }),
   failed: (queue, id, error, state, job) => ({ type: 'failed', queue, id: id as JobId, job, error, state }),
   stale: (queue, id, attempt) => ({ type: 'stale', queue, id: id as JobId, attempt }),
+  throttled: (queue, id, retryAfterMs, job) => ({ type: 'throttled', queue, id: id as JobId, job, retryAfterMs }),
 };
 
 /**
@@ -55,6 +56,9 @@ export function bindWorkerEventHandlers(
   }
   if (byType.has('stale')) {
     emitter.on('stale', (...args) => deliver('stale', PAYLOADS.stale(queue, ...args)));
+  }
+  if (byType.has('throttled')) {
+    emitter.on('throttled', (...args) => deliver('throttled', PAYLOADS.throttled(queue, ...args)));
   }
   return methods.length;
 }

@@ -2,7 +2,7 @@ import type { JobId } from '../ids';
 import type { Job } from '../worker/job';
 
 /** The outcomes a worker reports about its own jobs, once Redis has recorded them. */
-export const WORKER_EVENT_TYPES = ['completed', 'failed', 'stale'] as const;
+export const WORKER_EVENT_TYPES = ['completed', 'failed', 'stale', 'throttled'] as const;
 export type WorkerEventType = (typeof WORKER_EVENT_TYPES)[number];
 
 /** This worker's handler returned and the job completed. D and R are the types the method declares. */
@@ -41,9 +41,22 @@ export interface WorkerStaleEvent {
   readonly attempt: number;
 }
 
+/**
+ * This worker's handler threw a RateLimitedError: the job is back in pending with its attempt
+ * unspent, and its queue or lane waits `retryAfterMs` (the throttle Redis recorded).
+ */
+export interface WorkerThrottledEvent<D = unknown> {
+  readonly type: 'throttled';
+  readonly queue: string;
+  readonly id: JobId;
+  readonly job: Job<D>;
+  readonly retryAfterMs: number;
+}
+
 /** Each worker event's payload, by type. */
 export interface WorkerEventPayloads<D = unknown, R = unknown> {
   completed: WorkerCompletedEvent<D, R>;
   failed: WorkerFailedEvent<D>;
   stale: WorkerStaleEvent;
+  throttled: WorkerThrottledEvent<D>;
 }

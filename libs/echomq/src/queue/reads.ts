@@ -9,8 +9,7 @@ import {
   type StateSet,
 } from '../keyspace';
 import type { RedisClient, ScriptContext } from '../scripts';
-import { browsePending, countPending } from '../scripts/pending-reads';
-import { execAll } from '../connection/exec-all';
+import { browsePending, countStateSets } from '../scripts/pending-reads';
 
 export type QueueCounts = Record<StateSet, number>;
 
@@ -85,22 +84,9 @@ function after(options: BrowseOptions): { after?: string } {
   return options.after === undefined ? {} : { after: assertJobId(options.after) };
 }
 
-/**
- * The four depths. Pending sums every lane and level (countPending); the other three are
- * read in one MULTI, so a job moving between them is counted once. A job claimed between
- * the two replies can be counted in both or neither: a depth is a snapshot, not a ledger.
- */
+/** The four depths, read in one script, so a job moving between sets is counted exactly once. */
 export async function countStates(ctx: ScriptContext): Promise<QueueCounts> {
-  const { redis, keys } = ctx;
-  const [pending, replies] = await Promise.all([
-    countPending(ctx),
-    execAll(
-      redis.multi().zcard(keys.active).zcard(keys.schedule).zcard(keys.dead),
-      `The counts of queue ${keys.queue}`,
-    ),
-  ]);
-  const values = replies.map(Number);
-  return { pending, active: values[0], schedule: values[1], dead: values[2] };
+  return countStateSets(ctx);
 }
 
 /** Transition counters of one queue, as numbers. */

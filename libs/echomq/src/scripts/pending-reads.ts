@@ -25,7 +25,16 @@ export interface PendingBrowse {
  * moves). O(lanes with work) commands inside Redis.
  */
 export async function countPending(ctx: ScriptContext): Promise<number> {
-  return Number(await runScript(ctx, 'emqCountPending', [ctx.keys.fence], []));
+  return (await countStateSets(ctx)).pending;
+}
+
+/** The four depths, pending over every lane and level, read in one script at one instant. */
+export async function countStateSets(
+  ctx: ScriptContext,
+): Promise<{ pending: number; active: number; schedule: number; dead: number }> {
+  const reply = (await runScript(ctx, 'emqCountPending', [ctx.keys.fence], [])) as number[];
+  const [pending, active, schedule, dead] = reply.map(Number);
+  return { pending, active, schedule, dead };
 }
 
 /**

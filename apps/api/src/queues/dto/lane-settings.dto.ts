@@ -1,9 +1,10 @@
+import { LANE_SETTING_RANGES } from '@app/echomq/internal';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { LIMIT_COUNT_MAX } from './rate-limit';
 import { IsIntegerInRangeOrNull, Optional } from './validators';
 
 /** Heaviest lane weight (the library's range); a lane's share of claims is its weight over the sum. */
-export const LANE_WEIGHT_MAX = 1000;
+export const LANE_WEIGHT_MAX = LANE_SETTING_RANGES.weight.max;
 
 /** Body of PUT /queues/:queue/lanes/:lane. A field left out keeps its stored value; null clears it. */
 export class LaneSettingsDto {

@@ -1,10 +1,14 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { FLOW_LIMIT_RANGES } from '@app/echomq/internal';
 import { ValidateBy } from 'class-validator';
 
-/** Most claims a rate limit allows per window, and most jobs a concurrency cap allows (the library's range). */
-export const LIMIT_COUNT_MAX = 1_000_000;
-/** Longest rate window: one day (the library's range). */
-export const RATE_WINDOW_MAX_MS = 86_400_000;
+/**
+ * Most claims a rate limit allows per window, and most jobs a concurrency cap allows: the
+ * library's ranges (every one starts at 1), so the api and the library cannot disagree.
+ */
+export const LIMIT_COUNT_MAX = FLOW_LIMIT_RANGES.rateMax.max;
+/** Longest rate window (the library's range). */
+export const RATE_WINDOW_MAX_MS = FLOW_LIMIT_RANGES.rateWindowMs.max;
 
 /** At most `max` claims in any `windowMs`-long span, all workers together. */
 export class RateLimitDto {

@@ -134,21 +134,32 @@ local ids = {}
 local orphans = 0
 local left = want
 local level = TOP_LEVEL
-local rules = {}
+-- Per lane, read once per call: weight, cap, jobs in active before this call, jobs started now.
+local rules, started = {}, {}
+-- The pass of the lane served last at the current level: the level's virtual time, written
+-- once when the claim leaves the level.
+local served = nil
+local function leave_level()
+  if served then redis.call('HSET', K_VTIME, level, served) end
+  served = nil
+end
 while left > 0 and level >= 0 do
   local ready = ready_key(level)
   local top = redis.call('ZRANGE', ready, 0, 1, 'WITHSCORES')
   if #top == 0 then
+    leave_level()
     level = level - 1
   else
     local lane, pass = top[1], tonumber(top[2])
-    if not rules[lane] then
+    local rule = rules[lane]
+    if not rule then
       local weight, cap = lane_rules(lane)
-      rules[lane] = { weight = weight, cap = cap }
+      rule = { weight = weight, cap = cap, active = cap and lane_active(lane) or 0, started = 0 }
+      rules[lane] = rule
     end
-    local weight, cap = rules[lane].weight, rules[lane].cap
+    local weight, cap = rule.weight, rule.cap
     local room, opening = left, nil
-    if cap then room = math.min(room, cap - lane_active(lane)) end
+    if cap then room = math.min(room, cap - rule.active - rule.started) end
     if room > 0 and s.lm and s.lw then
       local lane_room, lane_opening = window_room(lane_rate_key(lane), s.lm, s.lw, now)
       if lane_room <= 0 then opening = lane_opening end
@@ -190,14 +201,15 @@ while left > 0 and level >= 0 do
         end
       end
       local took = #popped / 2
-      if took > 0 then redis.call('HSET', K_VTIME, level, pass) end
+      if took > 0 then served = pass end
       if took < room or redis.call('EXISTS', key) == 0 then
         redis.call('ZREM', ready, lane)
       else
         redis.call('ZADD', ready, pass + took / weight, lane)
       end
       if got > 0 then
-        redis.call('HINCRBY', K_LANE_ACTIVE, lane, got)
+        if rule.started == 0 then started[#started + 1] = lane end
+        rule.started = rule.started + got
         if s.lm and s.lw then count_starts(lane_rate_key(lane), got, s.lw, now) end
       end
       left = left - got
@@ -205,6 +217,10 @@ while left > 0 and level >= 0 do
   end
 end
 
+leave_level()
+for _, lane in ipairs(started) do
+  redis.call('HINCRBY', K_LANE_ACTIVE, lane, rules[lane].started)
+end
 if #ids > 0 then
   zadd_all(KEYS[4], deadline, ids)
   redis.call('HINCRBY', KEYS[6], 'claimed', #ids)

@@ -10,17 +10,24 @@ export const PENDING_BROWSE_MAX = 1000;
 /** Reads, not transitions: one script each so every lane's set is seen at one instant. */
 export const COUNT_PENDING_LUA = luaScript(
   `
--- count pending (read only): the jobs in every lane's pending set at every level.
+-- count states (read only): the jobs in every lane's pending set at every level, and the
+-- depths of active, schedule and dead, all at one instant (a job moving is counted once).
 -- KEYS[1] fence (the base of every other key)
--- Returns: the sum of ZCARD over the plain pending set and each (level, lane) set named by
---          ready:<level> or held (see pending_sets); O(lanes with work) calls, no writes.
+-- Returns: { pending: the sum of ZCARD over the plain pending set and each (level, lane) set
+--          named by ready:<level> or held (see pending_sets), active, schedule, dead };
+--          O(lanes with work) calls, no writes.
 `,
   `${PENDING_SETS_LUA}
 local total = 0
 for _, set in ipairs(pending_sets(nil)) do
   total = total + redis.call('ZCARD', set.key)
 end
-return total
+return {
+  total,
+  redis.call('ZCARD', BASE .. 'active'),
+  redis.call('ZCARD', BASE .. 'schedule'),
+  redis.call('ZCARD', BASE .. 'dead'),
+}
 `,
 );
 
