@@ -52,7 +52,13 @@ import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
-import { bulkCommandArbitrary, bulkSetup, commandArbitrary } from './model/commands';
+import {
+  bulkCommandArbitrary,
+  bulkSetup,
+  commandArbitrary,
+  flowCommandArbitrary,
+  flowSetup,
+} from './model/commands';
 import { Model } from './model/reference';
 import { count, coverage, serverTime, System } from './model/system';
 
@@ -61,6 +67,8 @@ const NUM_RUNS = Number(process.env.EMQ_MODEL_RUNS ?? 300);
 const MAX_COMMANDS = 80;
 /** One run in this many uses batches at the documented maxima (1: every run). */
 const BULK_ONE_IN = Number(process.env.EMQ_MODEL_BULK_ONE_IN ?? 50);
+/** Of the other runs, this share uses the flow mix (lanes, priorities, limits, throttles). */
+const FLOW_SHARE = 0.4;
 
 function replayParameters(): fc.Parameters<unknown> {
   const seed = process.env.EMQ_MODEL_SEED;
@@ -81,13 +89,19 @@ const commands = {
 const runs = fc.oneof(
   {
     arbitrary: fc.commands([commandArbitrary], commands).map((cmds) => ({ bulk: false, cmds })),
-    weight: BULK_ONE_IN === 1 ? 0 : BULK_ONE_IN - 1,
+    weight: BULK_ONE_IN === 1 ? 0 : Math.round((BULK_ONE_IN - 1) * (1 - FLOW_SHARE) * 10),
+  },
+  {
+    arbitrary: fc
+      .tuple(flowSetup, fc.commands([flowCommandArbitrary], commands))
+      .map(([setup, cmds]) => ({ bulk: false, cmds: [...setup, ...cmds] })),
+    weight: BULK_ONE_IN === 1 ? 0 : Math.round((BULK_ONE_IN - 1) * FLOW_SHARE * 10),
   },
   {
     arbitrary: fc
       .tuple(bulkSetup, fc.commands([bulkCommandArbitrary], commands))
       .map(([setup, cmds]) => ({ bulk: true, cmds: [...setup, ...cmds] })),
-    weight: 1,
+    weight: 10,
   },
 );
 /** The replay window of the run's context: the default (60 s), or one set in the context. */

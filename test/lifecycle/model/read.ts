@@ -49,6 +49,10 @@ for i = 1, #KEYS do
     end
   elseif kind == 'zset' then
     flat(parts, redis.call('ZRANGE', key, 0, -1, 'WITHSCORES'))
+  elseif kind == 'set' then
+    local members = redis.call('SMEMBERS', key)
+    table.sort(members)
+    flat(parts, members)
   elseif kind == 'list' then
     flat(parts, redis.call('LRANGE', key, 0, -1))
   elseif kind == 'string' then
@@ -95,7 +99,7 @@ export interface KeyDigest {
   readonly pttl: number;
 }
 
-export type KeyKind = 'hash' | 'zset' | 'list' | 'string' | 'stream';
+export type KeyKind = 'hash' | 'zset' | 'set' | 'list' | 'string' | 'stream';
 
 /** Digests of many keys' content (or, with `text`, their content's first bytes, to show). */
 export async function digestKeys(

@@ -25,6 +25,7 @@ import {
   EVENT_RESULTS_TOTAL_MAX_BYTES,
   LEFT_OUT_RESULT_KEEP_MS,
 } from '@app/echomq/scripts/limits';
+import { DEFAULT_LANE, Flow, type Walk } from './flow';
 
 /** Leases, delays and backoffs are long, so only a score rewritten into the past is ever due. */
 export const LEASE_MS = 3_600_000;
@@ -56,6 +57,11 @@ export const WRITE_KINDS = [
   'release',
   'retry',
   'remove',
+  'throttle',
+  'setLimits',
+  'setLane',
+  'pauseLane',
+  'resumeLane',
 ] as const;
 export type WriteKind = (typeof WRITE_KINDS)[number];
 
@@ -77,6 +83,11 @@ export interface ModelJob {
   /** The job's own backoff policy as JSON (row field 'o'), or null. */
   readonly backoff: string | null;
   readonly idem: string | null;
+  /** Its lane (row field 'l' unless default) and priority level (row field 'y' unless 0). */
+  readonly lane: string;
+  readonly level: number;
+  /** Its own timeout ms (row field 't'), or null. */
+  readonly timeoutMs: number | null;
   /** The maxAttempts of the worker that claimed the job last (row field 'w'): only without its own. */
   workerMax: number | null;
   place: Place;
@@ -118,6 +129,9 @@ export interface ResolvedSpec {
   readonly delayMs: number;
   readonly runAtMs: number;
   readonly idem: string | null;
+  readonly lane: string;
+  readonly level: number;
+  readonly timeoutMs: number | null;
 }
 
 /** One group of an enqueue call: its jobs' outcomes, or refused alone (naming the first clashing id). */
@@ -135,6 +149,18 @@ export interface ReplyRecord {
   readonly step: number;
 }
 
+/** What a claim answers, and why it stopped short (coverage). */
+export interface ClaimPrediction {
+  jobs: ClaimedJobRecord[];
+  nextRunAt: number | null | 'unknown';
+  /** limitedUntil is a server instant (held, or the rate window has no room left). */
+  limited: boolean;
+  stop: 'paused' | 'held' | 'gc' | 'rate' | null;
+  walk?: Walk;
+}
+
+export { DEFAULT_LANE };
+
 /** Ids compare by their bytes (ASCII), which is mint order, across minters too (DESIGN §2). */
 export function byId(a: { readonly id: string }, b: { readonly id: string }): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
@@ -150,12 +176,23 @@ export class Model {
   /** Every claim ever handed out, current or not: the source of stale calls. */
   readonly claims: ClaimRef[] = [];
   /** How each claim that is no longer current ended, by claimant (claimants are unique). */
-  readonly endedBy = new Map<string, 'complete' | 'fail' | 'release' | 'reap' | 'remove'>();
+  readonly endedBy = new Map<string, 'complete' | 'fail' | 'release' | 'reap' | 'remove' | 'throttle'>();
   readonly metrics: Record<string, number> = {};
   readonly events: ModelEvent[] = [];
   /** Reply records that exist, by request id, in call order. */
   readonly replies = new Map<string, ReplyRecord>();
   paused = false;
+  /** Lanes, levels, limits and holds (./flow.ts); it sees the jobs through pending / active / take. */
+  readonly flow = new Flow({
+    pending: (lane, level) => this.pendingIn(lane, level).length,
+    active: (lane) => this.activeIn(lane),
+    take: (lane, level, k) => {
+      if (!this.taking) throw new Error('model: a take outside a claim');
+      return this.taking(lane, level, k);
+    },
+  });
+  /** While a claim walks: claims up to k jobs of (lane, level). */
+  private taking: ((lane: string, level: number, k: number) => number) | null = null;
   /** Commands run so far (bounds the sequence). */
   steps = 0;
   private nextSeq = 0;
@@ -180,6 +217,17 @@ export class Model {
   /** Jobs in one place, in id (= mint) order. */
   inPlace(place: Place): ModelJob[] {
     return [...this.jobs.values()].filter((job) => job.place === place).sort(byId);
+  }
+
+  /** Pending jobs of one lane at one level, in id order (one pending set). */
+  pendingIn(lane: string, level: number): ModelJob[] {
+    return this.inPlace('pending').filter((job) => job.lane === lane && job.level === level);
+  }
+
+  activeIn(lane: string): number {
+    let n = 0;
+    for (const job of this.jobs.values()) if (job.place === 'active' && job.lane === lane) n += 1;
+    return n;
   }
 
   /** Every id this run minted, in mint call order. */
@@ -219,14 +267,22 @@ export class Model {
       const job = this.jobs.get(id);
       if (!job) return `  ${this.label(id)} ${id} phantom`;
       return (
-        `  ${this.label(id)} ${id} ${job.place} a=${job.attempts} b=${job.base} m=${job.max ?? '-'} w=${job.workerMax ?? '-'}` +
+        `  ${this.label(id)} ${id} ${job.place} ${job.lane}@${job.level} a=${job.attempts} b=${job.base} m=${job.max ?? '-'} w=${job.workerMax ?? '-'}` +
         ` c=${job.claimant ?? '-'} due=${job.due} idem=${job.idem ?? '-'}`
       );
     });
     if (ids.length > 60) rows.push(`  ... and ${ids.length - 60} more`);
     const replies = [...this.replies.values()].map((r) => `${r.requestId}(${r.kind}@${r.step})`);
+    const f = this.flow;
+    const ready = [...f.ready]
+      .filter(([, set]) => set.size > 0)
+      .map(([level, set]) => `${level}:${JSON.stringify([...set])}`);
     return [
       `paused=${this.paused} idem=${JSON.stringify([...this.idem])}`,
+      `flow: settings=${JSON.stringify(f.settings)} lanes=${JSON.stringify([...f.laneSettings])} ready=${ready.join(' ') || '-'}` +
+        ` vtime=${JSON.stringify([...f.vtime])} held=${JSON.stringify([...f.held])} timers=${JSON.stringify([...f.timers])}` +
+        ` paused=${JSON.stringify([...f.pausedLanes])} hold=${f.holdMs ?? '-'} waiting=${f.waiting}` +
+        ` rate=${JSON.stringify(f.rate)} laneRate=${JSON.stringify([...f.laneRate])}`,
       `replies=${replies.join(' ') || '-'}`,
       ...rows,
     ].join('\n');
@@ -261,6 +317,34 @@ export class Model {
   private emit(type: string, ids: readonly string[], fields: Record<string, string> = {}): void {
     if (ids.length > 0) this.events.push({ type, ids: ids.join(','), fields });
   }
+
+  /** A job goes into its lane's pending set at its level, and the lane is offered (into_pending). */
+  private intoPending(job: ModelJob): void {
+    job.place = 'pending';
+    this.flow.offer(job.lane, job.level);
+  }
+
+  /** Jobs back into pending by their lanes and levels, grouped in first-seen order (pend_by_row). */
+  private pendByRow(jobs: readonly ModelJob[]): void {
+    const groups = new Map<string, ModelJob[]>();
+    for (const job of jobs) {
+      const at = `${job.level}:${job.lane}`;
+      groups.set(at, [...(groups.get(at) ?? []), job]);
+    }
+    for (const group of groups.values()) {
+      for (const job of group) job.place = 'pending';
+      this.flow.offer(group[0].lane, group[0].level);
+    }
+  }
+
+  /** Lanes of jobs leaving active, in first-seen order; restored lanes are noted for coverage. */
+  private settle(jobs: readonly ModelJob[], by: string): void {
+    const lanes = [...new Set(jobs.map((job) => job.lane))];
+    for (const lane of this.flow.settle(lanes)) this.restored.push(`${lane} by ${by}`);
+  }
+
+  /** Lanes that returned to ready in the last step, and why (coverage). */
+  readonly restored: string[] = [];
 
   /** A refused complete / fail / extend / release: only the 'stale' counter moves. */
   stale(count: number): void {
@@ -312,7 +396,8 @@ export class Model {
       created.push(...groupCreated);
       return { kind: 'ok', outcomes };
     });
-    for (const spec of created) this.create(spec, serverNotBefore);
+    const now = created.filter((spec) => this.create(spec, serverNotBefore));
+    this.pendByRow(now.map((spec) => this.get(spec.id)));
     this.bump('enqueued', created.length);
     this.emit(
       'enqueued',
@@ -321,7 +406,8 @@ export class Model {
     return out;
   }
 
-  private create(spec: ResolvedSpec, serverNotBefore: number): void {
+  /** Writes the job's row; true when it is due now (it then goes into pending, see enqueueGroups). */
+  private create(spec: ResolvedSpec, serverNotBefore: number): boolean {
     if (spec.idem !== null) this.idem.set(spec.idem, spec.id);
     const runAt = spec.runAtMs > 0 ? spec.runAtMs : 0;
     let place: Place = 'pending';
@@ -344,6 +430,9 @@ export class Model {
       max: spec.max,
       backoff: spec.backoff,
       idem: spec.idem,
+      lane: spec.lane,
+      level: spec.level,
+      timeoutMs: spec.timeoutMs,
       workerMax: null,
       place,
       attempts: 0,
@@ -357,15 +446,19 @@ export class Model {
       finishedNotBefore: 0,
       keepMs: 0,
     });
+    if (place !== 'pending') return false;
+    // (not in pending until enqueueGroups puts it there with its lane's offer)
+    this.get(spec.id).place = 'gone';
+    return true;
   }
 
   private promoteDue(limit: number): ModelJob[] {
     const due = this.dueIn('schedule').slice(0, limit);
     for (const job of due) {
-      job.place = 'pending';
       job.score = ZERO;
       job.due = false;
     }
+    this.pendByRow(due);
     this.bump('promoted', due.length);
     this.emit(
       'promoted',
@@ -374,16 +467,25 @@ export class Model {
     return due;
   }
 
-  /** Would a claim change nothing at all (but record its reply)? */
+  /**
+   * Would a claim change nothing at all (but record its reply)? Conservative: nothing to
+   * promote, no due lane timer, and the queue paused or held, or nothing pending and no limit
+   * whose bookkeeping a claim may touch.
+   */
   claimIsNoop(promoteLimit: number): boolean {
     const promotes = promoteLimit > 0 && this.dueIn('schedule').length > 0;
-    return !promotes && (this.paused || this.inPlace('pending').length === 0);
+    if (promotes || this.flow.dueTimers().length > 0) return false;
+    if (this.paused || this.flow.holdMs !== null) return true;
+    const s = this.flow.settings;
+    return this.inPlace('pending').length === 0 && s.gc === undefined && s.rm === undefined;
   }
 
   /**
-   * claim: the claiming worker's maxAttempts (the built-in default when it gives none) becomes
-   * the budget of every claimed job without one of its own, recorded on the row: the latest
-   * claim's worker decides, whatever earlier claims said.
+   * claim: promotes due jobs, returns lanes whose timers are due; then, unless the queue is
+   * paused or held, takes up to `count` jobs within globalConcurrency and the rate window's
+   * room, chosen by the flow model's walk (levels, passes, caps: ./flow.ts). The claiming
+   * worker's maxAttempts (the built-in default when it gives none) becomes the budget of every
+   * claimed job without one of its own, recorded on the row: the latest claim's worker decides.
    */
   claim(
     count: number,
@@ -391,27 +493,60 @@ export class Model {
     promoteLimit: number,
     deadline: number,
     workerMax: number = BUILT_IN_MAX_ATTEMPTS,
-  ): { jobs: ClaimedJobRecord[]; nextRunAt: number | null | 'unknown' } {
+  ): ClaimPrediction {
     this.promoteDue(promoteLimit);
-    const nextRunAt = this.nextRunAt();
-    if (this.paused) return { jobs: [], nextRunAt };
-    const taken = this.inPlace('pending').slice(0, count);
-    const jobs = taken.map((job, index): ClaimedJobRecord => {
-      job.place = 'active';
-      job.attempts += 1;
-      if (job.max === null) job.workerMax = workerMax;
-      job.claimant = `${prefix}.${index}`;
-      job.score = { kind: 'exact', value: deadline };
-      job.due = false;
-      this.claims.push({ id: job.id, attempt: job.attempts, claimant: job.claimant });
-      return claimedRecord(job);
-    });
+    for (const lane of this.flow.lanesDue()) this.restored.push(`${lane} by its timer`);
+    const out: ClaimPrediction = { jobs: [], nextRunAt: this.nextRunAt(), limited: false, stop: null };
+    if (this.paused) return { ...out, stop: 'paused' };
+    if (this.flow.holdMs !== null) return { ...out, limited: true, stop: 'held' };
+    let want = count;
+    const gc = this.flow.settings.gc;
+    if (gc !== undefined) {
+      const room = gc - this.inPlace('active').length;
+      if (room < want) {
+        this.flow.waiting = true;
+        out.stop = 'gc';
+        if (room <= 0) return out;
+        want = room;
+      }
+    }
+    const rateRoom = this.flow.queueRateRoom();
+    if (rateRoom !== null) {
+      if (rateRoom <= 0) return { ...out, limited: true, stop: 'rate' };
+      if (rateRoom < want) out.stop = 'rate';
+      want = Math.min(want, rateRoom);
+    }
+    const jobs: ClaimedJobRecord[] = [];
+    this.taking = (lane, level, k) => {
+      const taken = this.pendingIn(lane, level).slice(0, k);
+      for (const job of taken) {
+        job.place = 'active';
+        job.attempts += 1;
+        if (job.max === null) job.workerMax = workerMax;
+        job.claimant = `${prefix}.${jobs.length}`;
+        job.score = { kind: 'exact', value: deadline };
+        job.due = false;
+        this.claims.push({ id: job.id, attempt: job.attempts, claimant: job.claimant });
+        jobs.push(claimedRecord(job));
+      }
+      return taken.length;
+    };
+    try {
+      out.walk = this.flow.walk(want);
+    } finally {
+      this.taking = null;
+    }
     this.bump('claimed', jobs.length);
     this.emit(
       'claimed',
       jobs.map((job) => job.id),
     );
-    return { jobs, nextRunAt };
+    if (jobs.length > 0 && rateRoom !== null) {
+      this.flow.countQueueStarts(jobs.length);
+      // The call used the window's last room: it says when the next opens.
+      if (rateRoom - jobs.length <= 0) out.limited = true;
+    }
+    return { ...out, jobs };
   }
 
   /**
@@ -420,10 +555,7 @@ export class Model {
    * A job of the claim whose score moved (extended, or its lease rewritten into the past) is not
    * among them.
    */
-  claimRepeat(
-    prefix: string,
-    deadline: number,
-  ): { jobs: ClaimedJobRecord[]; nextRunAt: number | null | 'unknown' } {
+  claimRepeat(prefix: string, deadline: number): Pick<ClaimPrediction, 'jobs' | 'nextRunAt'> {
     const jobs = this.inPlace('active')
       .filter(
         (job) =>
@@ -436,12 +568,16 @@ export class Model {
     return { jobs, nextRunAt: this.nextRunAt() };
   }
 
-  /** The soonest run-at in schedule; 'unknown' (but some) when a delayed score is not known exactly. */
+  /**
+   * The soonest run-at in schedule or lane timer; 'unknown' (but some) when a delayed score or
+   * a timer set from server time is not known exactly.
+   */
   private nextRunAt(): number | null | 'unknown' {
     const scheduled = this.inPlace('schedule');
-    if (scheduled.length === 0) return null;
-    if (scheduled.some((job) => job.score.kind !== 'exact')) return 'unknown';
-    return Math.min(...scheduled.map(exactScore));
+    const timers = [...this.flow.timers.values()];
+    if (scheduled.length === 0 && timers.length === 0) return null;
+    if (scheduled.some((job) => job.score.kind !== 'exact') || timers.some((t) => !t.due)) return 'unknown';
+    return Math.min(...scheduled.map(exactScore), ...timers.map((t) => (t.due ? t.value : Infinity)));
   }
 
   /** extend: a held claim's deadline becomes the later of its own and the new one (never shorter). */
@@ -478,8 +614,10 @@ export class Model {
     const results: string[] = [];
     const omitted: string[] = [];
     let budget = EVENT_RESULTS_TOTAL_MAX_BYTES;
+    const finished: ModelJob[] = [];
     const out = completions.map(({ claim, result }) => {
       if (!this.holds(claim)) return false;
+      finished.push(this.get(claim.id));
       const bytes = Buffer.byteLength(result);
       const leftOut = bytes > EVENT_RESULT_MAX_BYTES || bytes > budget;
       if (!leftOut) budget -= bytes;
@@ -494,6 +632,7 @@ export class Model {
       done.push(claim.id);
       return true;
     });
+    this.settle(finished, 'complete');
     this.bump('completed', done.length);
     const fields: Record<string, string> = { results: `[${results.join(',')}]` };
     if (omitted.length > 0) fields.omitted = omitted.join(',');
@@ -541,7 +680,11 @@ export class Model {
     }
     const job = this.get(ref.id);
     this.endedBy.set(ref.claimant, 'fail');
-    job.place = target;
+    // Out of active and counted out of its lane first, then into its target set.
+    job.place = 'gone';
+    this.settle([job], 'fail');
+    if (target === 'pending') this.intoPending(job);
+    else job.place = target;
     job.claimant = null;
     // The row keeps ERROR_TEXT_MAX bytes of the error, the event 1 KiB of that (our texts are ASCII).
     job.error = error.slice(0, ERROR_TEXT_MAX);
@@ -559,11 +702,14 @@ export class Model {
   /** release: active -> pending; the released claim does not count against the budget. */
   release(refs: readonly ClaimRef[]): boolean[] {
     const released: string[] = [];
+    const jobs: ModelJob[] = [];
     const out = refs.map((ref) => {
       if (!this.holds(ref)) return false;
       const job = this.get(ref.id);
       this.endedBy.set(ref.claimant, 'release');
-      job.place = 'pending';
+      // (out of active; into pending after its lane is counted out, as the script does)
+      job.place = 'gone';
+      jobs.push(job);
       job.base += 1;
       job.claimant = null;
       job.score = ZERO;
@@ -571,6 +717,8 @@ export class Model {
       released.push(ref.id);
       return true;
     });
+    this.settle(jobs, 'release');
+    this.pendByRow(jobs);
     this.bump('released', released.length);
     this.emit('released', released);
     this.stale(out.filter((ok) => !ok).length);
@@ -582,6 +730,7 @@ export class Model {
     const expired = due.slice(0, limit);
     const toPending: string[] = [];
     const toDead: string[] = [];
+    const back: ModelJob[] = [];
     for (const job of expired) {
       job.error = `lease expired during attempt ${job.attempts}`;
       this.endedBy.set(job.claimant!, 'reap');
@@ -592,10 +741,13 @@ export class Model {
         job.place = 'dead';
         toDead.push(job.id);
       } else {
-        job.place = 'pending';
+        job.place = 'gone';
+        back.push(job);
         toPending.push(job.id);
       }
     }
+    this.settle(expired, 'reap');
+    this.pendByRow(back);
     this.bump('reaped', toPending.length);
     this.emit('reaped', toPending);
     this.bump('dead', toDead.length);
@@ -614,7 +766,7 @@ export class Model {
     const job = this.jobs.get(id);
     if (!job || !hasRow(job)) return 'notFound';
     if (job.place !== 'dead') return 'notDead';
-    job.place = 'pending';
+    this.intoPending(job);
     job.base = job.attempts;
     this.bump('retried');
     this.emit('retried', [id]);
@@ -629,11 +781,51 @@ export class Model {
     if (job.idem !== null && this.idem.get(job.idem) === id) this.idem.delete(job.idem);
     if (job.claimant !== null) this.endedBy.set(job.claimant, 'remove');
     job.place = 'gone';
+    if (was === 'pending') this.flow.drained(job.lane, job.level);
+    if (was === 'active') this.settle([job], 'remove');
     job.claimant = null;
     job.due = false;
     job.score = ZERO;
     this.bump('removed');
     this.emit('removed', [id], { from: was });
+    return was;
+  }
+
+  /**
+   * throttle: active -> pending without spending the attempt (base + 1, like release); the
+   * queue (hold) or the job's lane (timer, out of ready) is held back first; then the job goes
+   * into its pending set and its lane is counted out of active. False when stale.
+   */
+  throttle(ref: ClaimRef, holdMs: number, scope: 'queue' | 'lane'): boolean {
+    if (!this.holds(ref)) {
+      this.stale(1);
+      return false;
+    }
+    const job = this.get(ref.id);
+    this.endedBy.set(ref.claimant, 'throttle');
+    job.base += 1;
+    job.claimant = null;
+    job.score = ZERO;
+    job.due = false;
+    if (scope === 'queue') this.flow.throttleQueue(holdMs);
+    else this.flow.throttleLane(job.lane);
+    this.intoPending(job);
+    this.settle([job], 'throttle');
+    this.bump('throttled');
+    this.emit('throttled', [ref.id], { attempt: String(ref.attempt), ms: String(holdMs), scope });
+    return true;
+  }
+
+  pauseLane(lane: string): boolean {
+    const paused = this.flow.pauseLane(lane);
+    if (paused) this.events.push({ type: 'lane-paused', ids: '', fields: { lane } });
+    return paused;
+  }
+
+  resumeLane(lane: string): boolean {
+    const { was, restored } = this.flow.resumeLane(lane);
+    if (restored) this.restored.push(`${lane} by resume`);
+    if (was) this.events.push({ type: 'lane-resumed', ids: '', fields: { lane } });
     return was;
   }
 
@@ -661,6 +853,9 @@ function claimedRecord(job: ModelJob): ClaimedJobRecord {
     maxAttempts: budget(job),
     budgetBase: job.base,
     backoff: job.backoff,
+    lane: job.lane,
+    priority: job.level,
+    timeoutMs: job.timeoutMs,
   };
 }
 

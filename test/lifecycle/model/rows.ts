@@ -2,13 +2,14 @@
  * The per-job checks of a verification: a row's exact fields and TTL, and its score in the
  * set that holds it, against the model.
  */
+import { DEFAULT_LANE } from './flow';
 import { type Model, type ModelJob } from './reference';
 
 /** How far a time a script returns or writes may be from the server time of the check. */
 export const CLOCK_SLACK_MS = 60_000;
 
 /** Row fields the scripts may write (DESIGN §1 / prelude). */
-const ROW_FIELDS = new Set(['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p']);
+const ROW_FIELDS = new Set(['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p', 'l', 'y', 't']);
 
 /** Where checks report (the System of the run). */
 export interface Reporter {
@@ -53,6 +54,10 @@ export function checkRow(
   if (job.error !== null) expected.e = job.error;
   if (job.place === 'completed') expected.r = job.result ?? '';
   if (job.progress !== null) expected.p = job.progress;
+  // Its lane and level only when not the default lane / level 0; its own timeout when it has one.
+  if (job.lane !== DEFAULT_LANE) expected.l = job.lane;
+  if (job.level !== 0) expected.y = String(job.level);
+  if (job.timeoutMs !== null) expected.t = String(job.timeoutMs);
   const { f, ...rest } = fields;
   const actual: Record<string, string> = { ...rest, a: rest.a ?? '0', b: rest.b ?? '0' };
   if (!sameFields(actual, expected)) {

@@ -23,6 +23,7 @@ import {
 import type { Redis } from 'ioredis';
 import { scriptContext } from '../../support/redis';
 import { budget, hasRow, IDEM_KEYS, type Model, SET_NAMES, type SetName, type WriteKind } from './reference';
+import { checkFlow, flowKeys, pendingSets, readFlow } from './flow-checks';
 import { digestKeys, type KeyDigest, type KeyKind, readRows } from './read';
 import { checkRow, checkScore, CLOCK_SLACK_MS, type Reporter } from './rows';
 
@@ -50,6 +51,8 @@ export interface WriteCall<T> {
    * Default: exactly the first answer.
    */
   readonly checkRepeat?: (m: Model, first: Outcome<T>, again: Outcome<unknown>) => void;
+  /** What of an answer a resend must repeat (default: all of it; a claim's serverNow is fresh). */
+  readonly comparable?: (value: T) => unknown;
 }
 
 /** A call whose reply Redis recorded: what a repeat step re-sends. */
@@ -79,7 +82,8 @@ export async function settle<T>(call: Promise<T>): Promise<Outcome<T>> {
 function recorded(kind: WriteKind, outcome: Outcome<unknown>): boolean {
   if (outcome.ok) return true;
   if (outcome.error instanceof JobExistsError) return kind === 'enqueue';
-  if (outcome.error instanceof StaleJobError) return kind === 'complete' || kind === 'fail';
+  if (outcome.error instanceof StaleJobError)
+    return kind === 'complete' || kind === 'fail' || kind === 'throttle';
   return false;
 }
 
@@ -209,7 +213,9 @@ export class System implements Reporter {
       const what = `${call.kind} ${call.requestId} sent again after its reply was lost`;
       const mid = await this.snapshot(m, { ids: call.freshIds, replies: [call.requestId] });
       const again = await settle(call.run());
-      this.eq(m, plain(again), plain(first), `${what}: the answer differs from the first`);
+      const view = (o: Outcome<T>): unknown =>
+        o.ok && call.comparable ? { ok: true, value: call.comparable(o.value) } : o;
+      this.eq(m, plain(view(again)), plain(view(first)), `${what}: the answer differs from the first`);
       await this.expectUnchanged(m, mid, 0, what);
     }
     if (recorded(call.kind, first)) {
@@ -253,6 +259,7 @@ export class System implements Reporter {
     const replies = new Set([...m.replyIds(), ...(extra.replies ?? [])]);
     return [
       ...SET_NAMES.map((set) => k.set(set)),
+      ...this.flowKeyList,
       k.events,
       k.wake,
       k.paused,
@@ -272,10 +279,30 @@ export class System implements Reporter {
     return this.read(this.knownKeys(m, extra));
   }
 
+  /** The flow keys (lane pending sets, ready sets, held, timers, limits...) and their types. */
+  private get flowKinds(): Map<string, KeyKind> {
+    if (!this.flowKindMap) {
+      const k = this.ctx.keys;
+      this.flowKindMap = new Map<string, KeyKind>([
+        ...pendingSets(k).map(({ key }) => [key, 'zset'] as [string, KeyKind]),
+        ...flowKeys(k).map(({ key, kind }) => [key, kind] as [string, KeyKind]),
+      ]);
+      this.flowKindMap.delete(k.pending);
+    }
+    return this.flowKindMap;
+  }
+  private flowKindMap: Map<string, KeyKind> | null = null;
+
+  private get flowKeyList(): string[] {
+    return [...this.flowKinds.keys()];
+  }
+
   /** The type each known key has when it exists. */
   private kindOf(key: string): KeyKind {
     const k = this.ctx.keys;
     if (key.startsWith(k.jobPrefix)) return 'hash';
+    const flow = this.flowKinds.get(key);
+    if (flow) return flow;
     if (key === k.events) return 'stream';
     if (key === k.wake) return 'list';
     if ((SET_NAMES as readonly string[]).some((set) => key === k.set(set as SetName))) return 'zset';
@@ -325,12 +352,23 @@ export class System implements Reporter {
     const replies = m.replyIds();
     const pipe = this.redis.pipeline();
     pipe.time();
-    for (const set of SET_NAMES) pipe.zrange(k.set(set), 0, -1, 'WITHSCORES');
+    // Every set a job can be in: each lane's pending set at each level, then active, schedule, dead.
+    const sets: { set: SetName; key: string; lane: string; level: number }[] = [
+      ...pendingSets(k).map((p) => ({ set: 'pending' as const, ...p })),
+      ...SET_NAMES.filter((set) => set !== 'pending').map((set) => ({
+        set,
+        key: k.set(set),
+        lane: '',
+        level: 0,
+      })),
+    ];
+    for (const { key } of sets) pipe.zrange(key, 0, -1, 'WITHSCORES');
     pipe.hgetall(k.metrics);
     pipe.xrange(k.events, '-', '+');
     pipe.exists(k.paused);
     pipe.exists(k.fence);
     pipe.keys(`${k.base}*`);
+    readFlow(pipe, k);
     for (const key of IDEM_KEYS) pipe.get(k.idempotency(key)).pttl(k.idempotency(key));
     for (const id of replies) pipe.pttl(k.reply(id));
     // Rows as bytes: a payload is stored in chunks that may split a UTF-8 character. (Read right
@@ -350,25 +388,32 @@ export class System implements Reporter {
     const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
 
     // Invariant 1 (one set at most) and the members of each set, in order.
-    const where = new Map<string, { set: SetName; score: number }>();
-    const order = {} as Record<SetName, string[]>;
-    for (const set of SET_NAMES) {
+    const where = new Map<
+      string,
+      { set: SetName; score: number; key: string; lane: string; level: number }
+    >();
+    const order = new Map<string, string[]>();
+    const pendingCounts = new Map<string, number>();
+    for (const { set, key, lane, level } of sets) {
       const flat = next() as string[];
-      order[set] = [];
+      const members: string[] = [];
+      order.set(key, members);
       for (let i = 0; i < flat.length; i += 2) {
         const id = flat[i];
         const other = where.get(id);
-        if (other) this.fail(m, `invariant 1: ${m.label(id)} is in both ${other.set} and ${set}`);
-        where.set(id, { set, score: Number(flat[i + 1]) });
-        order[set].push(id);
-        if (!m.seqOf.has(id)) this.fail(m, `${set} holds ${id}, an id this run never enqueued`);
+        if (other) this.fail(m, `invariant 1: ${m.label(id)} is in both ${other.key} and ${key}`);
+        where.set(id, { set, score: Number(flat[i + 1]), key, lane, level });
+        members.push(id);
+        if (!m.seqOf.has(id)) this.fail(m, `${key} holds ${id}, an id this run never enqueued`);
       }
+      if (set === 'pending') pendingCounts.set(`${level}:${lane}`, members.length);
     }
     const metrics = next() as Record<string, string>;
     const events = next() as [string, string[]][];
     const paused = next() as number;
     const fence = next() as number;
     const presentKeys = next() as string[];
+    checkFlow(this, m, next, now, pendingCounts);
     const rows = new Map(ids.map((id, i) => [id, rowReads[i]]));
 
     if (fence !== 0) this.fail(m, `the fence key ${k.fence} exists; it must never exist`);
@@ -395,15 +440,23 @@ export class System implements Reporter {
           actual === 'completed' ? 'invariant 2: the row of an unfinished job is outside every set' : 'state';
         this.fail(m, `${why}: ${m.label(id)} is ${actual} in Redis, ${job.place} in the model`);
       }
+      if (inSet && inSet.set === 'pending' && (inSet.lane !== job.lane || inSet.level !== job.level)) {
+        this.fail(
+          m,
+          `${m.label(id)} is in the pending set of (${inSet.level}, ${inSet.lane}), its row says (${job.level}, ${job.lane})`,
+        );
+      }
       if (hasRow(job)) checkRow(this, m, job, row.fields, row.pttl, now);
       if (inSet) checkScore(this, m, job, inSet.score, now);
     }
 
     // Score-0 sets are in byte order, which is mint order across both minters.
-    for (const set of ['pending', 'dead'] as const) {
-      const expected = m.inPlace(set).map((job) => job.id);
-      this.eq(m, order[set].map(m.label.bind(m)), expected.map(m.label.bind(m)), `${set} order`);
-      this.eq(m, [...order[set]].sort(), order[set], `${set} is not in byte order`);
+    for (const { set, key, lane, level } of sets) {
+      if (set !== 'pending' && set !== 'dead') continue;
+      const expected = (set === 'dead' ? m.inPlace('dead') : m.pendingIn(lane, level)).map((job) => job.id);
+      const actual = order.get(key)!;
+      this.eq(m, actual.map(m.label.bind(m)), expected.map(m.label.bind(m)), `${key} order`);
+      this.eq(m, [...actual].sort(), actual, `${key} is not in byte order`);
     }
 
     const expectedMetrics: Record<string, string> = {};

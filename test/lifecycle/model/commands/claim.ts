@@ -4,7 +4,7 @@
  * that claim still holds.
  */
 import { claimJobs, type ClaimBatch, type ClaimedJobRecord } from '@app/echomq/internal';
-import { LEASE_MS, type Model } from '../reference';
+import { byId, type ClaimPrediction, LEASE_MS, type Model } from '../reference';
 import { count, type Outcome, settle, type System } from '../system';
 import { lostTag, Step } from './step';
 
@@ -36,11 +36,13 @@ async function claimAndCheck(
         ...workerBudget(request.maxAttempts),
       }),
     checkRepeat: checkClaimRepeat(r, prefix),
+    comparable: repeatable,
   });
   const batch = r.value(m, outcome, 'claim');
   const due = m.dueIn('schedule').length;
   const paused = m.paused;
   const budgets = workerBudgets(m);
+  const pendingLevels = m.inPlace('pending').map((job) => job.level);
   const predicted = m.claim(
     request.count,
     prefix,
@@ -49,6 +51,7 @@ async function claimAndCheck(
     request.maxAttempts,
   );
   countBudgets(m, predicted.jobs, budgets);
+  countFlow(m, predicted, pendingLevels);
   count(
     `claim: ${paused ? 'paused' : predicted.jobs.length > 0 ? 'got jobs' : 'empty'}` +
       `${due > 0 && request.promoteLimit > 0 ? ', promoted' : ''}`,
@@ -56,6 +59,34 @@ async function claimAndCheck(
   if (predicted.jobs.length >= 1000) count('claim: 1000 jobs in one call');
   checkClaimed(m, r, prefix, batch, predicted, 'claimed jobs (pending order, token = attempts + 1)');
   if (before) await r.expectUnchanged(m, before, 0, 'a claim with nothing to claim or promote');
+}
+
+/**
+ * What a resend of a claim repeats: not the server's now, nor a limit (a repeat claims nothing
+ * new); and its jobs in id order: the first answer lists them in the order the walk took them
+ * (lane by lane), a repeat finds them by their deadline (by id). See the report of task G.
+ */
+function repeatable(batch: ClaimBatch): unknown {
+  // (nor the next run-at: a repeat reads it as it is now, and the first call may have set a
+  // lane timer after reading it)
+  const { serverNow: _now, limitedUntil: _limited, nextRunAt: _next, jobs, ...rest } = batch;
+  return { ...rest, jobs: [...jobs].sort(byId) };
+}
+
+/** Coverage of flow control in one claim: what held lanes back, weights, priorities, limits. */
+function countFlow(m: Model, predicted: ClaimPrediction, pendingLevels: readonly number[]): void {
+  if (predicted.stop) count(`flow: claim stopped by ${predicted.stop}`);
+  for (const why of m.restored.splice(0)) count(`flow: lane restored (${why.replace(/^\S+ by /, 'by ')})`);
+  const walk = predicted.walk;
+  if (!walk) return;
+  if (walk.heldByCap.length > 0) count('flow: lane held by its cap');
+  if (walk.heldByRate.length > 0) count('flow: lane held by its rate limit');
+  for (const take of walk.multiTake)
+    count(`flow: a lane took ${take.k > 1 && take.weight > 1 ? 'k > 1 by its weight' : 'k > 1'}`);
+  const top = Math.max(-1, ...walk.levels);
+  if (top > 0 && pendingLevels.some((level) => level < top))
+    count('flow: priority jump (a higher level first)');
+  if (new Set(predicted.jobs.map((job) => job.lane)).size > 1) count('flow: one claim served several lanes');
 }
 
 /** The claim request's maxAttempts field, present only when the step gives one. */
@@ -94,6 +125,24 @@ function checkClaimed(
   r.note(`   ${prefix} got ${got.length > 12 ? `${got.length} jobs` : got.join(',') || 'nothing'}`);
   r.eq(m, batch.jobs, predicted.jobs, what);
   r.isServerTime(m, batch.leaseDeadline - LEASE_MS, 'claim: lease deadline - lease');
+  r.isServerTime(m, batch.serverNow, 'claim: server now');
+  r.eq(
+    m,
+    batch.limitedUntil !== null,
+    predicted.limited,
+    'claim: limited until (held, or no rate room left)',
+  );
+  if (batch.limitedUntil !== null && !(batch.limitedUntil > batch.serverNow)) {
+    r.fail(m, `claim: limited until ${batch.limitedUntil}, not after the server's now ${batch.serverNow}`);
+  }
+  // design.md: active never exceeds globalConcurrency at claim; starts in a window never exceed its max.
+  const { gc, rm } = m.flow.settings;
+  if (gc !== undefined && batch.jobs.length > 0 && m.inPlace('active').length > gc) {
+    r.fail(m, `claim: ${m.inPlace('active').length} jobs active after a claim, globalConcurrency is ${gc}`);
+  }
+  if (rm !== undefined && batch.jobs.length > 0 && (m.flow.rate?.sum ?? 0) > rm) {
+    r.fail(m, `claim: ${m.flow.rate?.sum} starts in the rate window, its max is ${rm}`);
+  }
   if (predicted.nextRunAt === 'unknown') {
     if (batch.nextRunAt === null) r.fail(m, 'claim reported no next run-at, but schedule is not empty');
   } else {
@@ -228,9 +277,11 @@ async function recordTogether(
       return Promise.resolve(batch);
     },
     checkRepeat: checkClaimRepeat(r, prefix),
+    comparable: repeatable,
   });
   const budgets = workerBudgets(m);
   const predicted = m.claim(n, prefix, promoteLimit, batch.leaseDeadline, maxAttempts);
   countBudgets(m, predicted.jobs, budgets);
+  countFlow(m, predicted, []);
   checkClaimed(m, r, prefix, batch, predicted, `claim ${prefix} of two at once (in the order sent)`);
 }

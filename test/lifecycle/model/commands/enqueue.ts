@@ -20,7 +20,11 @@ import {
   type ResolvedSpec,
   type When,
 } from '../reference';
+import { DEFAULT_LANE, LANES } from '../flow';
 import { count, plain, type System } from '../system';
+
+/** A job's own timeout when it has one (only stored and handed back: the model runs no handler). */
+const JOB_TIMEOUT_MS = 30_000;
 import { lostTag, MAX_IDS, Step } from './step';
 
 /** A payload of about `bytes` UTF-8 bytes, padded with one filler character. */
@@ -54,6 +58,12 @@ export interface JobSpec {
   readonly reuse: number | null;
   /** Which of the two minters mints the id (a group larger than its specs alternates them). */
   readonly node: number;
+  /** Which of LANES the job is in (null: none given, the default lane). */
+  readonly lane: number | null;
+  /** Its priority level, 0..9 (0 is sent as none). */
+  readonly priority: number;
+  /** With a timeout of its own (row field 't'). */
+  readonly timeout: boolean;
 }
 
 /** `size` jobs, job i made from specs[i % specs.length]. */
@@ -66,7 +76,9 @@ function showSpec(s: JobSpec): string {
   return (
     `${s.when} max=${s.max ?? 'worker'}${s.backoff === null ? '' : ` backoff#${s.backoff}`}` +
     `${s.named ? ' named' : ''} data~${s.payload.bytes}B${s.payload.filler}` +
-    `${s.idem === null ? '' : ` idem=${IDEM_KEYS[s.idem]}`}${s.reuse === null ? '' : ` reuse#${s.reuse}`} n${s.node}`
+    `${s.idem === null ? '' : ` idem=${IDEM_KEYS[s.idem]}`}${s.reuse === null ? '' : ` reuse#${s.reuse}`} n${s.node}` +
+    `${s.lane === null ? '' : ` lane=${LANES[s.lane % LANES.length]}`}${s.priority > 0 ? ` y${s.priority}` : ''}` +
+    `${s.timeout ? ' timeout' : ''}`
   );
 }
 
@@ -126,6 +138,9 @@ export class Enqueue extends Step {
           delayMs,
           runAtMs,
           idem: spec.idem === null ? null : IDEM_KEYS[spec.idem],
+          lane: spec.lane === null ? DEFAULT_LANE : LANES[spec.lane % LANES.length],
+          level: spec.priority,
+          timeoutMs: spec.timeout ? JOB_TIMEOUT_MS : null,
         };
       }),
     );
@@ -139,6 +154,10 @@ export class Enqueue extends Step {
         delayMs: s.delayMs,
         runAtMs: s.runAtMs,
         idempotencyKey: s.idem ?? '',
+        // (the default lane is sometimes named outright: the same as none)
+        ...(s.lane !== DEFAULT_LANE || s.level % 2 === 1 ? { lane: s.lane } : {}),
+        ...(s.level > 0 ? { priority: s.level } : {}),
+        ...(s.timeoutMs === null ? {} : { timeoutMs: s.timeoutMs }),
       })),
     );
     // A group with no reused id and a job without a key creates something: no snapshot needed.

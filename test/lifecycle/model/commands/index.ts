@@ -7,6 +7,7 @@
  */
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import fc from 'fast-check';
+import { LANES, RATE_WINDOWS, THROTTLE_HOLD_MS } from '../flow';
 import { type FailMode, IDEM_KEYS, JOB_BACKOFFS } from '../reference';
 import { Retry, Remove } from './admin';
 import { Claim, ClaimTogether } from './claim';
@@ -24,6 +25,7 @@ import {
   Release,
   type ResultKind,
 } from './settle';
+import { FlowTime, PauseLane, ResumeLane, SetLane, SetLimits, Throttle } from './flow';
 import { Promote, Reap } from './sweep';
 import { type BulkPick, type ClaimPick, type Cmd, type Picks, type Pool } from './step';
 
@@ -99,8 +101,22 @@ const ownMax = fc.oneof(
  */
 const workerMax = fc.constantFrom<number | undefined>(undefined, 1, 2, 3, 5);
 
-function jobSpec(reuseWeight: number): fc.Arbitrary<JobSpec> {
+/** Lanes and priorities: none in the everyday mix; in the flow mix, mostly a named lane and a few levels. */
+const NO_LANE = { lane: fc.constant(null), priority: fc.constant(0), timeout: fc.constant(false) };
+const FLOW_LANE = {
+  // mostly lanes 'a' and 'b' (LANES[1], LANES[2]), so that backlogs meet
+  lane: sometimes(fc.constantFrom(1, 1, 2, 2, 0, 3), 8),
+  priority: fc.oneof(
+    { arbitrary: fc.constant(0), weight: 5 },
+    { arbitrary: fc.constantFrom(1, 5, 9), weight: 3 },
+    { arbitrary: fc.integer({ min: 0, max: 9 }), weight: 1 },
+  ),
+  timeout: fc.boolean(),
+};
+
+function jobSpec(reuseWeight: number, flow = false): fc.Arbitrary<JobSpec> {
   return fc.record({
+    ...(flow ? FLOW_LANE : NO_LANE),
     payload: payloadSpec,
     when,
     max: ownMax,
@@ -135,6 +151,9 @@ const bulkGroup = (size: fc.Arbitrary<number>): fc.Arbitrary<GroupSpec> =>
           idem: null,
           reuse: null,
           node: 0,
+          lane: null,
+          priority: 0,
+          timeout: false,
         },
       ],
       size: n,
@@ -349,4 +368,142 @@ export const bulkSetup: fc.Arbitrary<Cmd[]> = fc
     new Enqueue(clashFirst ? [clash, g, { ...g, size: 30 }] : [g, clash, { ...g, size: 30 }], false, l),
     new Claim(MAX, 0, promote, false, false),
     new Claim(MAX, 1, promote, false, l),
+  ]);
+
+// ------------------------------------------------------------------ the flow mix
+
+const lane = fc.nat(LANES.length - 1).map((i) => LANES[i]);
+/** A limit: set to a small value (so it binds), cleared, or left as it is. */
+function limitOf<T>(value: fc.Arbitrary<T>): fc.Arbitrary<T | null | undefined> {
+  return fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: 4 },
+    { arbitrary: value, weight: 3 },
+    { arbitrary: fc.constant(null), weight: 2 },
+  );
+}
+const rate = fc.record({ max: fc.integer({ min: 1, max: 4 }), windowMs: fc.constantFrom(...RATE_WINDOWS) });
+const setLimits = fc
+  .record({
+    rateLimit: limitOf(rate),
+    globalConcurrency: limitOf(fc.integer({ min: 1, max: 4 })),
+    laneConcurrency: limitOf(fc.integer({ min: 1, max: 2 })),
+    laneRateLimit: limitOf(rate),
+  })
+  .filter((limits) => Object.values(limits).some((v) => v !== undefined));
+const setLane = fc
+  .tuple(
+    lane,
+    fc.record({
+      weight: limitOf(fc.constantFrom(1, 2, 3, 1000)),
+      concurrency: limitOf(fc.integer({ min: 1, max: 2 })),
+    }),
+    lost,
+  )
+  .filter(([, settings]) => settings.weight !== undefined || settings.concurrency !== undefined);
+
+/**
+ * The flow mix: jobs in lanes and at levels, claims under limits (rate windows of an hour or
+ * two, so an outcome is a count of claims), lane settings, lane pause / resume, throttles of
+ * both scopes, and time passing for a lane timer or the queue's hold; and every lifecycle
+ * step of the everyday mix, so leaving active (complete, fail, release, reap, remove)
+ * gives slots back.
+ */
+export const flowCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
+  {
+    arbitrary: fc
+      .tuple(group(fc.array(jobSpec(1, true), { minLength: 1, maxLength: 4 })), fc.boolean(), lost)
+      .map(([g, single, l]) => new Enqueue([g], single, l)),
+    weight: 6,
+  },
+  {
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 6 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost, workerMax)
+      .map(([n, w, p, i, l, max]) => new Claim(n, w, p, i, l, max)),
+    weight: 8,
+  },
+  {
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), fc.constantFrom(1, MAX))
+      .map(([a, b, p]) => new ClaimTogether([a, b], p)),
+    weight: 1,
+  },
+  {
+    arbitrary: fc
+      .tuple(claimPick, fc.boolean(), resultKind, lost)
+      .map(([p, keep, res, l]) => new Complete(p, keep, res, l)),
+    weight: 4,
+  },
+  {
+    arbitrary: fc
+      .tuple(fewPicks, fc.boolean(), fc.constant<ResultKind>('small'), lost)
+      .map(([p, keep, res, l]) => new CompleteMany(p, keep, res, l)),
+    weight: 1,
+  },
+  {
+    arbitrary: fc
+      .tuple(claimPick, failMode, fc.constant<ErrorSize>('short'), lost)
+      .map(([p, mode, size, l]) => new Fail(p, mode, size, l)),
+    weight: 3,
+  },
+  { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 2 },
+  { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Reap(n, i)), weight: 3 },
+  { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Promote(n, i)), weight: 1 },
+  ...admin.map((a) => ({ ...a, weight: 1 })),
+  { arbitrary: passTime, weight: 5 },
+  { arbitrary: fc.tuple(setLimits, lost).map(([limits, l]) => new SetLimits(limits, l)), weight: 3 },
+  { arbitrary: setLane.map(([name, settings, l]) => new SetLane(name, settings, l)), weight: 3 },
+  { arbitrary: fc.tuple(lane, lost).map(([name, l]) => new PauseLane(name, l)), weight: 1 },
+  { arbitrary: fc.tuple(lane, lost).map(([name, l]) => new ResumeLane(name, l)), weight: 2 },
+  {
+    arbitrary: fc
+      .tuple(
+        claimPick,
+        fc.constantFrom<'queue' | 'lane'>('queue', 'lane', 'lane'),
+        fc.constantFrom(THROTTLE_HOLD_MS, THROTTLE_HOLD_MS / 2),
+        lost,
+      )
+      .map(([p, scope, ms, l]) => new Throttle(p, scope, ms, l)),
+    weight: 3,
+  },
+  {
+    arbitrary: fc
+      .tuple(fc.constantFrom<'laneTimer' | 'hold'>('laneTimer', 'laneTimer', 'hold'), fc.nat(3))
+      .map(([what, i]) => new FlowTime(what, i)),
+    weight: 3,
+  },
+  { arbitrary: fc.constant(new Pause(true)), weight: 1 },
+  { arbitrary: fc.constant(new Pause(false)), weight: 2 },
+  { arbitrary: repeat, weight: 3 },
+);
+
+/**
+ * How a flow run starts, so that weights, caps and backlogs meet often: lane 'a' weighted
+ * (or not), a lane cap (or none), then work in lanes 'a' and 'b' (and the default lane).
+ */
+export const flowSetup: fc.Arbitrary<Cmd[]> = fc
+  .tuple(
+    fc.constantFrom(1, 2, 3, 3),
+    fc.constantFrom<number | undefined>(undefined, undefined, 1, 2),
+    fc.array(jobSpec(0, true), { minLength: 5, maxLength: 9 }),
+  )
+  .map(([weight, cap, specs]) => [
+    new SetLane('a', { weight }, false),
+    ...(cap === undefined ? [] : [new SetLimits({ laneConcurrency: cap }, false)]),
+    new Enqueue(
+      [
+        {
+          // lanes a and b in turn (and now and then the default lane), at level 0 but for a few
+          specs: specs.map((s, i) => ({
+            ...s,
+            when: 'now' as const,
+            reuse: null,
+            lane: i % 5 === 4 ? 0 : 1 + (i % 2),
+            priority: i % 4 === 3 ? s.priority : 0,
+          })),
+          size: specs.length,
+        },
+      ],
+      false,
+      false,
+    ),
   ]);

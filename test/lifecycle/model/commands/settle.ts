@@ -228,6 +228,9 @@ export class Fail extends Step {
       maxAttempts: 0,
       budgetBase: job.base,
       backoff: job.backoff,
+      lane: 'default',
+      priority: 0,
+      timeoutMs: null,
     };
     const wait = failRequest(SERVING_BACKOFF, claimed, null).backoffMs;
     r.eq(

@@ -32,6 +32,7 @@ export abstract class Step implements Cmd {
     count(this.constructor.name);
     const started = Date.now();
     await this.exec(m, r);
+    for (const why of m.restored.splice(0)) count(`flow: lane restored (${why.replace(/^\S+ by /, 'by ')})`);
     const ran = Date.now();
     await r.verify(m);
     count(`time: ${this.constructor.name} (ms)`, ran - started);

@@ -40,10 +40,19 @@ local replay_ttl = int_arg(7, 1, 1000000000000)
 local worker_max = int_arg(8, 1, 1000000)
 local now = now_ms()
 
+-- The soonest lane timer (false when none), read once unless due timers are taken off.
+local timer_head = nil
+local function soonest_timer()
+  if timer_head == nil then
+    local t = redis.call('ZRANGE', K_TIMERS, 0, 0, 'WITHSCORES')
+    timer_head = tonumber(t[2]) or false
+  end
+  return timer_head or nil
+end
+
 local function next_run_at()
   local s = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
-  local t = redis.call('ZRANGE', K_TIMERS, 0, 0, 'WITHSCORES')
-  local a, b = tonumber(s[2]), tonumber(t[2])
+  local a, b = tonumber(s[2]), soonest_timer()
   if a and b then return math.min(a, b) end
   return a or b or -1
 end
@@ -91,22 +100,37 @@ if #due > 0 then
   redis.call('HINCRBY', KEYS[6], 'promoted', #due)
   emit(KEYS[7], maxlen, 'type', 'promoted', 'ids', table.concat(due, ','))
 end
-lanes_due(now)
+local due_timer = soonest_timer()
+if due_timer and due_timer <= now then
+  lanes_due(now)
+  timer_head = nil
+end
 record(KEYS[2], deadline, replay_ttl)
+
+-- A queue that uses no limits, no priority above 0, holds no lane and gave the default lane
+-- no settings is told by one EXISTS (after promotion, which can make a level ready); the
+-- reads that would find nothing are then skipped.
+local upper = {}
+for l = 1, TOP_LEVEL do upper[#upper + 1] = ready_key(l) end
+local plain = redis.call('EXISTS', K_SETTINGS, K_HELD, K_TIMERS, BASE .. 'lane:' .. DEFAULT_LANE, unpack(upper)) == 0
+if plain then timer_head = false end
 
 local function header(limited_until)
   return { next_run_at(), deadline, limited_until, now }
 end
-if redis.call('EXISTS', KEYS[9]) == 1 then
-  return header(-1)
-end
-local hold = redis.call('PTTL', K_HOLD)
-if hold > 0 then
-  return header(now + hold)
+-- Paused, or held by a RateLimitedError (one EXISTS for the common case of neither).
+if redis.call('EXISTS', KEYS[9], K_HOLD) > 0 then
+  if redis.call('EXISTS', KEYS[9]) == 1 then
+    return header(-1)
+  end
+  local hold = redis.call('PTTL', K_HOLD)
+  if hold > 0 then
+    return header(now + hold)
+  end
 end
 
 -- How many this call may start: the request, within the queue's caps.
-local s = settings()
+local s = plain and {} or settings()
 local want = n
 if s.gc then
   local room = s.gc - redis.call('ZCARD', KEYS[4])
@@ -123,19 +147,17 @@ if s.rm and s.rw then
   want = math.min(want, room)
 end
 
--- Jobs pending from before lanes existed sit in the default lane with no ready entry.
-if redis.call('EXISTS', KEYS[3]) == 1 and not redis.call('ZSCORE', ready_key(0), DEFAULT_LANE)
-    and redis.call('HEXISTS', K_HELD, DEFAULT_LANE) == 0 then
-  redis.call('ZADD', ready_key(0), redis.call('HGET', K_VTIME, 0) or 0, DEFAULT_LANE)
-end
-
 local out = header(-1)
 local ids = {}
 local orphans = 0
 local left = want
+-- Start at the highest level; one EXISTS tells when no level above 0 has work (the common
+-- queue that uses no priorities), saving an empty look at each.
 local level = TOP_LEVEL
+if plain or redis.call('EXISTS', unpack(upper)) == 0 then level = 0 end
 -- Per lane, read once per call: weight, cap, jobs in active before this call, jobs started now.
 local rules, started = {}, {}
+local adopted = false
 -- The pass of the lane served last at the current level: the level's virtual time, written
 -- once when the claim leaves the level.
 local served = nil
@@ -146,6 +168,11 @@ end
 while left > 0 and level >= 0 do
   local ready = ready_key(level)
   local top = redis.call('ZRANGE', ready, 0, 1, 'WITHSCORES')
+  if #top == 0 and level == 0 and not adopted then
+    -- Nothing ready at the last level: jobs an older version left in pending, if any.
+    adopted = true
+    if adopt_plain_pending() then top = redis.call('ZRANGE', ready, 0, 1, 'WITHSCORES') end
+  end
   if #top == 0 then
     leave_level()
     level = level - 1
@@ -153,7 +180,8 @@ while left > 0 and level >= 0 do
     local lane, pass = top[1], tonumber(top[2])
     local rule = rules[lane]
     if not rule then
-      local weight, cap = lane_rules(lane)
+      local weight, cap = 1, nil
+      if not (plain and lane == DEFAULT_LANE) then weight, cap = lane_rules(lane) end
       rule = { weight = weight, cap = cap, active = cap and lane_active(lane) or 0, started = 0 }
       rules[lane] = rule
     end

@@ -188,6 +188,19 @@ local function try_restore(lane)
   return any
 end
 
+-- Jobs put in the plain pending set by a version from before lanes (a rolling upgrade)
+-- have no ready entry: the default lane is offered for them. The claim does this when it
+-- finds level 0 with nothing ready, and promote (every reaper pass) does it always, so such
+-- jobs wait at most one reaper interval even while other lanes are busy. True when offered.
+local function adopt_plain_pending()
+  if redis.call('EXISTS', BASE .. 'pending') == 0 or redis.call('ZSCORE', ready_key(0), DEFAULT_LANE)
+      or redis.call('HEXISTS', K_HELD, DEFAULT_LANE) == 1 then
+    return false
+  end
+  redis.call('ZADD', ready_key(0), redis.call('HGET', K_VTIME, 0) or 0, DEFAULT_LANE)
+  return true
+end
+
 -- Lane timers that are due: each lane may run again (if nothing else holds it).
 local function lanes_due(now)
   local restored = false

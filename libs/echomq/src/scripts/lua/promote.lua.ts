@@ -4,7 +4,8 @@ export const PROMOTE_LUA = luaScript(
   `
 -- promote: schedule -> pending for jobs whose run-at has passed on the server clock.
 -- Bounded per call; idempotent (a repeat moves only what is still due). Each job goes into
--- its own lane's pending at its level (row 'l', 'y'; see promote_due).
+-- its own lane's pending at its level (row 'l', 'y'; see promote_due). Also offers the
+-- default lane for jobs an older version put in pending (adopt_plain_pending).
 -- KEYS[1] fence   KEYS[2] schedule   KEYS[3] pending (the default lane's at level 0; other
 -- lanes' pending sets are composed from the base)   KEYS[4] metrics   KEYS[5] events
 -- KEYS[6] wake
@@ -17,6 +18,7 @@ local limit = int_arg(1, 1, BATCH_MAX)
 local maxlen = int_arg(2, 1, 1000000000)
 local now = now_ms()
 local due = promote_due(KEYS[2], limit, now)
+if adopt_plain_pending() then wake(KEYS[6]) end
 if #due == 0 then
   return { 0, 0 }
 end
