@@ -95,7 +95,7 @@ describe('throttle: active -> pending without spending the attempt, holding the 
     expect(await redis.pttl(ctx.keys.hold)).toBeGreaterThan(1_000);
   });
 
-  it("scope lane: holds only the job's lane (a timer at now + ms), other lanes are claimed on", async () => {
+  it("scope lane: holds only the job's lane (a hold until now + ms), other lanes are claimed on", async () => {
     const ctx = context();
     const [limited, again, free] = await enqueueIn(ctx, mint, [
       ['acme', 3],
@@ -112,8 +112,8 @@ describe('throttle: active -> pending without spending the attempt, holding the 
     // Back at the head of its own lane and level (mint order), the lane held at that level.
     expect(flow.pending[at('acme', 3)]).toEqual([limited, again]);
     expect(flow.held).toEqual({ acme: '3' });
-    expect(flow.timers.acme).toBeGreaterThanOrEqual(before + 30_000);
-    expect(flow.timers.acme).toBeLessThanOrEqual(after + 30_000);
+    expect(flow.holds.acme).toBeGreaterThanOrEqual(before + 30_000);
+    expect(flow.holds.acme).toBeLessThanOrEqual(after + 30_000);
     expect(flow.laneActive).toEqual({});
     expect(await redis.exists(ctx.keys.hold)).toBe(0);
 
@@ -130,9 +130,9 @@ describe('throttle: active -> pending without spending the attempt, holding the 
     await enqueueIn(ctx, mint, [['acme', 0]]);
     const [job] = await claimUpTo(ctx, 1);
     const far = (await serverNowMs(redis)) + 3_600_000;
-    await redis.zadd(ctx.keys.laneTimers, far, 'acme');
+    await redis.zadd(ctx.keys.laneHolds, far, 'acme');
     await throttleJob(ctx, job, 1_000, 'lane');
-    expect(Number(await redis.zscore(ctx.keys.laneTimers, 'acme'))).toBe(far);
+    expect(Number(await redis.zscore(ctx.keys.laneHolds, 'acme'))).toBe(far);
     await expectFlowConsistent(redis, ctx.keys);
   });
 
@@ -162,7 +162,7 @@ describe('throttle: active -> pending without spending the attempt, holding the 
     let claim: ClaimRef = jobs[0];
     for (let i = 0; i < 3; i++) {
       await throttleJob(ctx, claim, 60_000, 'lane');
-      await backdate(redis, ctx.keys.laneTimers, 'default'); // the hold has passed
+      await backdate(redis, ctx.keys.laneHolds, 'default'); // the hold has passed
       [claim] = await claimUpTo(ctx, 1);
     }
     expect(claim.attempt).toBe(4);

@@ -11,10 +11,6 @@ import type { QueueKeys } from '@app/echomq/internal';
 import { LANES, rateSlice, RATE_WINDOWS, type RateCount, THROTTLE_HOLD_MS, TOP_LEVEL } from './flow';
 import type { Model } from './reference';
 import { CLOCK_SLACK_MS, type Reporter } from './rows';
-import { count } from './system';
-
-/** See checkFlow: the claim's per-level cap hold vs offer(); false once that is fixed. */
-const TOLERATE_READY_AND_HELD = true;
 
 export const LEVELS = Array.from({ length: TOP_LEVEL + 1 }, (_, level) => level);
 
@@ -30,6 +26,7 @@ export function flowKeys(keys: QueueKeys): { key: string; kind: FlowKeyKind }[] 
   return [
     ...LEVELS.map((level) => ({ key: keys.ready(level), kind: 'zset' as const })),
     { key: keys.laneTimers, kind: 'zset' },
+    { key: keys.laneHolds, kind: 'zset' },
     { key: keys.pausedLanes, kind: 'set' },
     { key: keys.hold, kind: 'string' },
     { key: keys.waiting, kind: 'string' },
@@ -48,6 +45,7 @@ export function flowKeys(keys: QueueKeys): { key: string; kind: FlowKeyKind }[] 
 export function readFlow(pipe: ChainableCommander, keys: QueueKeys): void {
   for (const level of LEVELS) pipe.zrange(keys.ready(level), 0, -1, 'WITHSCORES');
   pipe.hgetall(keys.vtime).hgetall(keys.held).zrange(keys.laneTimers, 0, -1, 'WITHSCORES');
+  pipe.zrange(keys.laneHolds, 0, -1, 'WITHSCORES');
   pipe.smembers(keys.pausedLanes).hgetall(keys.laneActive).hgetall(keys.settings);
   pipe.hgetall(keys.rate).pttl(keys.rate);
   for (const lane of LANES)
@@ -114,16 +112,21 @@ export function checkFlow(
     sorted([...f.held]),
     'held (lanes held back, their levels in order noted)',
   );
-  const timerFlat = next() as string[];
-  const timers: Record<string, number> = {};
-  for (let i = 0; i < timerFlat.length; i += 2) timers[timerFlat[i]] = Number(timerFlat[i + 1]);
-  r.eq(m, Object.keys(timers).sort(), [...f.timers.keys()].sort(), 'lane-timers: the lanes with a timer');
   const latest = now + Math.max(THROTTLE_HOLD_MS, 2 * Math.max(...RATE_WINDOWS)) + CLOCK_SLACK_MS;
-  for (const [lane, timer] of f.timers) {
-    const score = timers[lane];
-    if (timer.due) r.eq(m, score, timer.value, `lane timer of ${lane} (rewritten into the past)`);
-    else if (!(score > now - CLOCK_SLACK_MS && score <= latest)) {
-      r.fail(m, `lane timer of ${lane} is ${score}, expected a server time ahead of ${now}`);
+  for (const [name, expected] of [
+    ['lane-timers', f.timers],
+    ['lane-holds', f.holds],
+  ] as const) {
+    const flat = next() as string[];
+    const scores: Record<string, number> = {};
+    for (let i = 0; i < flat.length; i += 2) scores[flat[i]] = Number(flat[i + 1]);
+    r.eq(m, Object.keys(scores).sort(), [...expected.keys()].sort(), `${name}: the lanes in it`);
+    for (const [lane, timer] of expected) {
+      const score = scores[lane];
+      if (timer.due) r.eq(m, score, timer.value, `${name} of ${lane} (rewritten into the past)`);
+      else if (!(score > now - CLOCK_SLACK_MS && score <= latest)) {
+        r.fail(m, `${name} of ${lane} is ${score}, expected a server time ahead of ${now}`);
+      }
     }
   }
   r.eq(m, (next() as string[]).sort(), [...f.pausedLanes].sort(), 'lanes-paused');
@@ -157,12 +160,7 @@ export function checkFlow(
       const work = (pendingCounts.get(`${level}:${lane}`) ?? 0) > 0;
       const inReady = ready.get(level)!.some(([member]) => member === lane);
       const inHeld = held[lane] !== undefined && held[lane].includes(String(level));
-      if (work && inReady && inHeld && TOLERATE_READY_AND_HELD) {
-        // A known bug (reported with task G): the claim holds a lane at its cap at one level
-        // only, and offer() then notes a level where it is still ready. The model predicts
-        // it exactly; once offer / the claim are fixed, this allowance goes.
-        count('flow: KNOWN BUG a lane both ready and held at one level');
-      } else if (work && inReady === inHeld) {
+      if (work && inReady === inHeld) {
         r.fail(
           m,
           `flow invariant: pending (${level}, ${lane}) is ${inReady ? 'both ready and held' : 'neither ready nor held'}`,

@@ -13,7 +13,7 @@
  * as "in the future"; a timer rewritten into the past by a time-passing step is exact and due.
  * Rate counts are kept as a sum per window (the slice a start falls in is the server's).
  */
-import { RATE_SLICES } from '@app/echomq/scripts/lua/flow';
+import { CLAIM_HOLDS_MAX, RATE_SLICES } from '@app/echomq/scripts/lua/flow';
 
 export const DEFAULT_LANE = 'default';
 /** The lanes a run uses (byte order: 'a' < 'b' < 'c' < 'default', the tie-break of equal passes). */
@@ -58,6 +58,11 @@ export interface Walk {
   /** Lanes that started more than one job in one turn (their pass stayed at or below the next). */
   readonly multiTake: { lane: string; k: number; weight: number }[];
   readonly levels: number[];
+  /** The walk stopped at CLAIM_HOLDS_MAX lanes held back. */
+  holdsMaxed: boolean;
+  /** Jobs still wanted when the walk ended, and the level it ended at. */
+  left: number;
+  level: number;
 }
 
 export function rateSlice(window: number): number {
@@ -70,7 +75,10 @@ export class Flow {
   readonly vtime = new Map<number, number>();
   /** held: lane -> its levels as digits, in the order they were noted. */
   readonly held = new Map<string, string>();
+  /** lane-timers: rate-held lanes (their window's opening). */
   readonly timers = new Map<string, Timer>();
+  /** lane-holds: throttled lanes (a RateLimitedError of scope lane). */
+  readonly holds = new Map<string, Timer>();
   readonly pausedLanes = new Set<string>();
   readonly laneSettings = new Map<string, LaneSettings>();
   settings: Settings = {};
@@ -109,6 +117,15 @@ export class Flow {
     return [...this.timers].filter(([, t]) => t.due).map(([lane]) => lane);
   }
 
+  dueHolds(): string[] {
+    return [...this.holds].filter(([, t]) => t.due).map(([lane]) => lane);
+  }
+
+  /** Whether any level has a ready lane. */
+  anyReady(): boolean {
+    return [...this.ready.values()].some((set) => set.size > 0);
+  }
+
   // ---------------------------------------------------------------- the scripts' helpers
 
   /** Work arrived in (lane, level): join ready at vtime, or note the level while held. */
@@ -145,7 +162,7 @@ export class Flow {
   tryRestore(lane: string): boolean {
     const levels = this.held.get(lane);
     if (levels === undefined) return false;
-    if (this.pausedLanes.has(lane) || this.timers.has(lane)) return false;
+    if (this.pausedLanes.has(lane) || this.timers.has(lane) || this.holds.has(lane)) return false;
     const { cap } = this.rules(lane);
     if (cap !== undefined && this.jobs.active(lane) >= cap) return false;
     this.held.delete(lane);
@@ -161,12 +178,17 @@ export class Flow {
     return any;
   }
 
-  /** Due lane timers (only rewritten ones are): each lane may run again. Returns the lanes restored. */
+  /** Due lane timers, then due throttle holds (only rewritten ones are): each lane may run again. */
   lanesDue(): string[] {
     const restored: string[] = [];
-    for (const lane of this.dueTimers()) {
-      this.timers.delete(lane);
-      if (this.tryRestore(lane)) restored.push(lane);
+    for (const [due, map] of [
+      [this.dueTimers(), this.timers],
+      [this.dueHolds(), this.holds],
+    ] as const) {
+      for (const lane of due) {
+        map.delete(lane);
+        if (this.tryRestore(lane)) restored.push(lane);
+      }
     }
     return restored;
   }
@@ -211,12 +233,21 @@ export class Flow {
   /**
    * The claim's walk over the ready sets, for up to `want` jobs: highest level first; the
    * lane with the smallest pass (ties: name order); a lane at its cap or out of rate room is
-   * held at that level (with a timer for rate); else it takes
-   * k = min(room, floor((next pass - pass) * weight) + 1) jobs, vtime[level] = pass, and its
-   * pass grows by took / weight (or it leaves ready when it ran out of work).
+   * held at every level (with a timer for rate), at most CLAIM_HOLDS_MAX per call; else it
+   * takes k = min(room, floor((next pass - pass) * weight + 1e-9) + 1) jobs, its pass grows by
+   * took / weight and becomes vtime[level] (or it leaves ready when it ran out of work).
    */
   walk(want: number): Walk {
-    const walk: Walk = { got: 0, heldByCap: [], heldByRate: [], multiTake: [], levels: [] };
+    const walk: Walk = {
+      got: 0,
+      heldByCap: [],
+      heldByRate: [],
+      multiTake: [],
+      levels: [],
+      holdsMaxed: false,
+      left: want,
+      level: TOP_LEVEL,
+    };
     const { lm, lw } = this.settings;
     let left = want;
     let level = TOP_LEVEL;
@@ -242,20 +273,23 @@ export class Flow {
       }
       const ready = this.readyOf(level);
       if (room <= 0) {
-        ready.delete(lane);
-        const held = this.held.get(lane) ?? '';
-        this.held.set(lane, held.includes(String(level)) ? held : held + String(level));
+        this.holdLane(lane);
         if (limitedByRate) {
           this.timers.set(lane, { due: false });
           walk.heldByRate.push(lane);
         } else walk.heldByCap.push(lane);
+        if (walk.heldByCap.length + walk.heldByRate.length >= CLAIM_HOLDS_MAX) {
+          walk.holdsMaxed = true;
+          break;
+        }
         continue;
       }
-      if (top.length > 1) room = Math.min(room, Math.floor((top[1][1] - pass) * weight) + 1);
+      if (top.length > 1) room = Math.min(room, Math.floor((top[1][1] - pass) * weight + 1e-9) + 1);
       const took = this.jobs.take(lane, level, room);
-      if (took > 0) this.vtime.set(level, pass);
+      const after = pass + took / weight;
+      if (took > 0) this.vtime.set(level, after);
       if (took < room || this.jobs.pending(lane, level) === 0) ready.delete(lane);
-      else ready.set(lane, pass + took / weight);
+      else ready.set(lane, after);
       if (took > 0) {
         if (lm !== undefined && lw !== undefined) {
           this.laneRate.set(lane, this.counted(this.laneRate.get(lane) ?? null, took, lw));
@@ -266,12 +300,17 @@ export class Flow {
       walk.got += took;
       left -= took;
     }
+    walk.left = left;
+    walk.level = level;
     return walk;
   }
 
   // ---------------------------------------------------------------- admin calls
 
-  /** set-limits: '' (null) clears; then every held lane that may run returns. */
+  /**
+   * set-limits: '' (null) clears; a lane rate given drops every rate timer; when a lane limit
+   * (lc, lm) was given, every held lane that may run returns.
+   */
   writeLimits(fields: readonly (readonly [SettingField, number | null])[]): string[] {
     const next = { ...this.settings };
     for (const [field, value] of fields) {
@@ -279,7 +318,10 @@ export class Flow {
       else next[field] = value;
     }
     this.settings = next;
-    const restored = [...this.held.keys()].filter((lane) => this.tryRestore(lane));
+    const given = new Set(fields.map(([field]) => field));
+    if (given.has('lm')) this.timers.clear();
+    const restored =
+      given.has('lc') || given.has('lm') ? [...this.held.keys()].filter((lane) => this.tryRestore(lane)) : [];
     this.waiting = false;
     return restored;
   }
@@ -309,9 +351,9 @@ export class Flow {
     return { was, restored: this.tryRestore(lane) };
   }
 
-  /** throttle, scope lane: the timer (the hold always outlasts any timer there), out of ready. */
+  /** throttle, scope lane: a hold in lane-holds (the later of it and one already there), out of ready. */
   throttleLane(lane: string): void {
-    this.timers.set(lane, { due: false });
+    this.holds.set(lane, { due: false });
     this.holdLane(lane);
   }
 

@@ -474,7 +474,7 @@ export class Model {
    */
   claimIsNoop(promoteLimit: number): boolean {
     const promotes = promoteLimit > 0 && this.dueIn('schedule').length > 0;
-    if (promotes || this.flow.dueTimers().length > 0) return false;
+    if (promotes || this.flow.dueTimers().length > 0 || this.flow.dueHolds().length > 0) return false;
     if (this.paused || this.flow.holdMs !== null) return true;
     const s = this.flow.settings;
     return this.inPlace('pending').length === 0 && s.gc === undefined && s.rm === undefined;
@@ -500,14 +500,19 @@ export class Model {
     if (this.paused) return { ...out, stop: 'paused' };
     if (this.flow.holdMs !== null) return { ...out, limited: true, stop: 'held' };
     let want = count;
+    let gcCut = false;
     const gc = this.flow.settings.gc;
     if (gc !== undefined) {
       const room = gc - this.inPlace('active').length;
       if (room < want) {
-        this.flow.waiting = true;
         out.stop = 'gc';
-        if (room <= 0) return out;
+        if (room <= 0) {
+          // The next freed slot wakes a worker, when there is work for it.
+          if (this.flow.anyReady()) this.flow.waiting = true;
+          return out;
+        }
         want = room;
+        gcCut = true;
       }
     }
     const rateRoom = this.flow.queueRateRoom();
@@ -536,6 +541,9 @@ export class Model {
     } finally {
       this.taking = null;
     }
+    // A rate timer the walk set may be the soonest instant to claim again.
+    out.nextRunAt = this.nextRunAt();
+    if (out.walk.left === 0 && gcCut && this.flow.anyReady()) this.flow.waiting = true;
     this.bump('claimed', jobs.length);
     this.emit(
       'claimed',
@@ -574,7 +582,7 @@ export class Model {
    */
   private nextRunAt(): number | null | 'unknown' {
     const scheduled = this.inPlace('schedule');
-    const timers = [...this.flow.timers.values()];
+    const timers = [...this.flow.timers.values(), ...this.flow.holds.values()];
     if (scheduled.length === 0 && timers.length === 0) return null;
     if (scheduled.some((job) => job.score.kind !== 'exact') || timers.some((t) => !t.due)) return 'unknown';
     return Math.min(...scheduled.map(exactScore), ...timers.map((t) => (t.due ? t.value : Infinity)));

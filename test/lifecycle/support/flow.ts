@@ -24,7 +24,10 @@ export interface FlowSnapshot {
   /** lane -> level digits. */
   readonly held: Record<string, string>;
   readonly laneActive: Record<string, number>;
+  /** lane-timers: rate-held lanes -> when their window opens. */
   readonly timers: Record<string, number>;
+  /** lane-holds: throttled lanes -> until when. */
+  readonly holds: Record<string, number>;
   readonly paused: string[];
   /** id -> its row's lane ('l', or the default lane). */
   readonly activeLanes: Record<string, string>;
@@ -66,6 +69,9 @@ export async function flowSnapshot(redis: Redis, keys: QueueKeys): Promise<FlowS
   const timerFlat = await redis.zrange(keys.laneTimers, 0, -1, 'WITHSCORES');
   const timers: Record<string, number> = {};
   for (let i = 0; i < timerFlat.length; i += 2) timers[timerFlat[i]] = Number(timerFlat[i + 1]);
+  const holdFlat = await redis.zrange(keys.laneHolds, 0, -1, 'WITHSCORES');
+  const holds: Record<string, number> = {};
+  for (let i = 0; i < holdFlat.length; i += 2) holds[holdFlat[i]] = Number(holdFlat[i + 1]);
   const activeLanes: Record<string, string> = {};
   for (const id of await redis.zrange(keys.active, 0, -1)) {
     activeLanes[id] = (await redis.hget(keys.job(id), 'l')) ?? DEFAULT_LANE;
@@ -76,6 +82,7 @@ export async function flowSnapshot(redis: Redis, keys: QueueKeys): Promise<FlowS
     held: await redis.hgetall(keys.held),
     laneActive: numbers(await redis.hgetall(keys.laneActive)),
     timers,
+    holds,
     paused: (await redis.smembers(keys.pausedLanes)).sort(),
     activeLanes,
   };

@@ -16,7 +16,8 @@ import { assertQueueName } from './queue-name';
  *   <p>:{q}:vtime                                  per level, the pass of the lane served last (hash)
  *   <p>:{q}:held                                   lanes held back (cap, rate, pause) -> the levels
  *                                                  where they have pending work (hash)
- *   <p>:{q}:lane-timers                            rate-held lanes -> when they may run again (zset)
+ *   <p>:{q}:lane-timers                            rate-held lanes -> when their window opens (zset)
+ *   <p>:{q}:lane-holds                             throttled lanes (RateLimitedError) -> until when (zset)
  *   <p>:{q}:lanes-paused                           paused lanes (set)
  *   <p>:{q}:lane-active                            lane -> jobs of it in active (hash)
  *   <p>:{q}:lane:<lane>                            a lane's own settings: weight, concurrency (hash)
@@ -64,6 +65,7 @@ export class QueueKeys {
   readonly vtime: string;
   readonly held: string;
   readonly laneTimers: string;
+  readonly laneHolds: string;
   readonly pausedLanes: string;
   readonly laneActive: string;
   readonly settings: string;
@@ -102,6 +104,7 @@ export class QueueKeys {
     this.vtime = `${this.base}vtime`;
     this.held = `${this.base}held`;
     this.laneTimers = `${this.base}lane-timers`;
+    this.laneHolds = `${this.base}lane-holds`;
     this.pausedLanes = `${this.base}lanes-paused`;
     this.laneActive = `${this.base}lane-active`;
     this.settings = `${this.base}settings`;

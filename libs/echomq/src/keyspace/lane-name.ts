@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors';
+import { describeValue, InvalidArgumentError } from '../errors';
 
 /**
  * Lanes split a queue's pending work between tenants (or any key) that are served fairly.
@@ -21,21 +21,26 @@ export function isValidLaneName(candidate: unknown): candidate is string {
   return typeof candidate === 'string' && LANE_NAME.test(candidate);
 }
 
-export function assertLaneName(candidate: unknown): string {
+/** `what` names the value in the message: `lane`, or its path in a call (`jobs[3].lane`). */
+export function assertLaneName(candidate: unknown, what = 'lane'): string {
   if (!isValidLaneName(candidate)) {
-    throw new InvalidArgumentError('A lane is 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -');
+    throw new InvalidArgumentError(
+      `${what} must be 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -, got ${describeValue(candidate)}`,
+    );
   }
   return candidate;
 }
 
-export function assertPriority(candidate: unknown): number {
+export function assertPriority(candidate: unknown, what = 'priority'): number {
   if (
     typeof candidate !== 'number' ||
     !Number.isInteger(candidate) ||
     candidate < PRIORITY_MIN ||
     candidate > PRIORITY_MAX
   ) {
-    throw new InvalidArgumentError(`priority must be an integer from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
+    throw new InvalidArgumentError(
+      `${what} must be an integer from ${PRIORITY_MIN} to ${PRIORITY_MAX}, got ${describeValue(candidate)}`,
+    );
   }
   return candidate;
 }

@@ -209,7 +209,7 @@ export class FlowTime extends Step {
     super();
   }
   applicable(m: Readonly<Model>): boolean {
-    return this.what === 'hold' ? m.flow.holdMs !== null : m.flow.timers.size > 0;
+    return this.what === 'hold' ? m.flow.holdMs !== null : m.flow.timers.size + m.flow.holds.size > 0;
   }
   toString(): string {
     return `time passes: ${this.what === 'hold' ? "the queue's hold ends" : `lane timer #${this.index} runs out`}`;
@@ -221,11 +221,19 @@ export class FlowTime extends Step {
       m.flow.holdMs = null;
       return;
     }
-    const lanes = [...m.flow.timers.keys()].sort();
-    const lane = lanes[this.index % lanes.length];
+    // Rate timers (lane-timers) and throttle holds (lane-holds), in one list.
+    const entries = [
+      ...[...m.flow.timers.keys()]
+        .sort()
+        .map((lane) => ({ lane, key: r.ctx.keys.laneTimers, map: m.flow.timers })),
+      ...[...m.flow.holds.keys()]
+        .sort()
+        .map((lane) => ({ lane, key: r.ctx.keys.laneHolds, map: m.flow.holds })),
+    ];
+    const { lane, key, map } = entries[this.index % entries.length];
     const past = m.pastScore(false);
-    r.note(`   timer of lane ${lane} -> ${past}`);
-    await r.redis.zadd(r.ctx.keys.laneTimers, 'XX', past, lane);
-    m.flow.timers.set(lane, { due: true, value: past });
+    r.note(`   ${key === r.ctx.keys.laneHolds ? 'hold' : 'timer'} of lane ${lane} -> ${past}`);
+    await r.redis.zadd(key, 'XX', past, lane);
+    map.set(lane, { due: true, value: past });
   }
 }

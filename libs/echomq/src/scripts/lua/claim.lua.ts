@@ -40,12 +40,15 @@ local replay_ttl = int_arg(7, 1, 1000000000000)
 local worker_max = int_arg(8, 1, 1000000)
 local now = now_ms()
 
--- The soonest lane timer (false when none), read once unless due timers are taken off.
+-- The soonest lane timer or throttle hold (false when none), read once unless lanes_due or
+-- the walk changes them.
 local timer_head = nil
 local function soonest_timer()
   if timer_head == nil then
     local t = redis.call('ZRANGE', K_TIMERS, 0, 0, 'WITHSCORES')
-    timer_head = tonumber(t[2]) or false
+    local h = redis.call('ZRANGE', K_HOLDS, 0, 0, 'WITHSCORES')
+    local a, b = tonumber(t[2]), tonumber(h[2])
+    timer_head = (a and b and math.min(a, b)) or a or b or false
   end
   return timer_head or nil
 end
@@ -112,7 +115,8 @@ record(KEYS[2], deadline, replay_ttl)
 -- reads that would find nothing are then skipped.
 local upper = {}
 for l = 1, TOP_LEVEL do upper[#upper + 1] = ready_key(l) end
-local plain = redis.call('EXISTS', K_SETTINGS, K_HELD, K_TIMERS, BASE .. 'lane:' .. DEFAULT_LANE, unpack(upper)) == 0
+local plain = redis.call('EXISTS', K_SETTINGS, K_HELD, K_TIMERS, K_HOLDS, BASE .. 'lane:' .. DEFAULT_LANE,
+  unpack(upper)) == 0
 if plain then timer_head = false end
 
 local function header(limited_until)
@@ -132,13 +136,18 @@ end
 -- How many this call may start: the request, within the queue's caps.
 local s = plain and {} or settings()
 local want = n
+local gc_cut = false
 if s.gc then
   local room = s.gc - redis.call('ZCARD', KEYS[4])
   if room < want then
-    -- A slot freed later (complete, fail, reap...) wakes a worker (see leaving() in flow.ts).
-    redis.call('SET', K_WAITING, '1')
-    if room <= 0 then return header(-1) end
+    if room <= 0 then
+      -- A slot freed later (complete, fail, reap...) wakes a worker (see leaving() in flow.ts),
+      -- when there is work for it.
+      if any_ready() then redis.call('SET', K_WAITING, '1') end
+      return header(-1)
+    end
     want = room
+    gc_cut = true
   end
 end
 if s.rm and s.rw then
@@ -158,6 +167,8 @@ if plain or redis.call('EXISTS', unpack(upper)) == 0 then level = 0 end
 -- Per lane, read once per call: weight, cap, jobs in active before this call, jobs started now.
 local rules, started = {}, {}
 local adopted = false
+-- Lanes held back by this call; past CLAIM_HOLDS_MAX the walk stops and passes the wake on.
+local holds, timed = 0, false
 -- The pass of the lane served last at the current level: the level's virtual time, written
 -- once when the claim leaves the level.
 local served = nil
@@ -194,15 +205,19 @@ while left > 0 and level >= 0 do
       room = math.min(room, lane_room)
     end
     if room <= 0 then
-      -- Held back: out of ready at this level until a slot frees or its window opens.
-      redis.call('ZREM', ready, lane)
-      local held = redis.call('HGET', K_HELD, lane) or ''
-      if not has_level(held, level) then held = held .. level end
-      redis.call('HSET', K_HELD, lane, held)
-      if opening then redis.call('ZADD', K_TIMERS, opening, lane) end
+      -- Held back, at every level (a cap and a rate limit are the lane's, not a level's),
+      -- until a slot frees or its window opens.
+      hold_lane(lane)
+      if opening then
+        redis.call('ZADD', K_TIMERS, opening, lane)
+        timed = true
+      end
+      holds = holds + 1
+      if holds >= CLAIM_HOLDS_MAX then break end
     else
-      -- As many as keep its pass at or below the next lane's (one when they alternate).
-      if top[4] then room = math.min(room, math.floor((tonumber(top[4]) - pass) * weight) + 1) end
+      -- As many as keep its pass at or below the next lane's (one when they alternate); the
+      -- epsilon keeps a product like 1.9999999 from losing a job to rounding.
+      if top[4] then room = math.min(room, math.floor((tonumber(top[4]) - pass) * weight + 1e-9) + 1) end
       local key = pending_key(level, lane)
       local popped = redis.call('ZPOPMIN', key, room)
       local got = 0
@@ -229,11 +244,14 @@ while left > 0 and level >= 0 do
         end
       end
       local took = #popped / 2
-      if took > 0 then served = pass end
+      -- The level's virtual time is the pass the served lane has now: a lane that runs empty
+      -- and gets work again rejoins there, having paid for what it just started.
+      local after = pass + took / weight
+      if took > 0 then served = after end
       if took < room or redis.call('EXISTS', key) == 0 then
         redis.call('ZREM', ready, lane)
       else
-        redis.call('ZADD', ready, pass + took / weight, lane)
+        redis.call('ZADD', ready, after, lane)
       end
       if got > 0 then
         if rule.started == 0 then started[#started + 1] = lane end
@@ -262,14 +280,23 @@ if #ids > 0 then
   end
 end
 bump(KEYS[6], 'orphans', orphans)
--- Work is left (and no cap stopped this call): pass the wake token on to the next idle worker.
-if left == 0 and want == n then
+-- A lane rate timer set by this walk may be the soonest instant to claim again.
+if timed then
+  timer_head = nil
+  out[1] = next_run_at()
+end
+local function work_left()
   for l = level, 0, -1 do
-    if redis.call('EXISTS', ready_key(l)) == 1 then
-      wake(KEYS[8])
-      break
-    end
+    if redis.call('EXISTS', ready_key(l)) == 1 then return true end
   end
+  return false
+end
+if left == 0 and gc_cut and work_left() then
+  -- globalConcurrency cut this call short: the next slot freed wakes a worker.
+  redis.call('SET', K_WAITING, '1')
+elseif ((left == 0 and want == n) or holds >= CLAIM_HOLDS_MAX) and work_left() then
+  -- Work is left (and no cap stopped this call): pass the wake token on to the next idle worker.
+  wake(KEYS[8])
 end
 return out
 `,

@@ -160,7 +160,7 @@ for _, base in ipairs(fresh) do
   -- Only a job's own settings go on its row; without them the serving worker's apply (claim).
   if max ~= '' then
     fields[#fields + 1] = 'm'
-    fields[#fields + 1] = max
+    fields[#fields + 1] = tonumber(max)
   end
   if backoff ~= '' then
     fields[#fields + 1] = 'o'
@@ -176,7 +176,7 @@ for _, base in ipairs(fresh) do
   end
   if timeout ~= '' then
     fields[#fields + 1] = 't'
-    fields[#fields + 1] = timeout
+    fields[#fields + 1] = tonumber(timeout)
   end
   if idem ~= '' then
     fields[#fields + 1] = 'k'

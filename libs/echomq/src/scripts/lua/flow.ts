@@ -11,6 +11,13 @@ import { DEFAULT_LANE, PRIORITY_MAX } from '../../keyspace/lane-name';
 /** A rate window is counted in slices of a twentieth of it (at least 1 ms each). */
 export const RATE_SLICES = 20;
 
+/**
+ * Most lanes one claim call holds back (at their cap or rate limit) before it stops walking
+ * and passes the wake token on: a cap lowered under thousands of busy lanes costs several
+ * bounded calls, not one long one.
+ */
+export const CLAIM_HOLDS_MAX = 100;
+
 export const FLOW_PRELUDE = `
 local BASE = string.sub(KEYS[1], 1, #KEYS[1] - 5)
 local ROW_PREFIX = BASE .. 'job:'
@@ -18,6 +25,8 @@ local DEFAULT_LANE = '${DEFAULT_LANE}'
 local TOP_LEVEL = ${PRIORITY_MAX}
 local RATE_SLICES = ${RATE_SLICES}
 local K_VTIME, K_HELD, K_TIMERS = BASE .. 'vtime', BASE .. 'held', BASE .. 'lane-timers'
+local K_HOLDS = BASE .. 'lane-holds'
+local CLAIM_HOLDS_MAX = ${CLAIM_HOLDS_MAX}
 local K_PAUSED, K_LANE_ACTIVE = BASE .. 'lanes-paused', BASE .. 'lane-active'
 local K_SETTINGS, K_RATE, K_HOLD, K_WAITING = BASE .. 'settings', BASE .. 'rate', BASE .. 'hold', BASE .. 'waiting'
 
@@ -166,12 +175,21 @@ local function hold_lane(lane)
   redis.call('HSET', K_HELD, lane, levels)
 end
 
+-- Whether any level has a lane ready to claim.
+local function any_ready()
+  local keys = {}
+  for level = 0, TOP_LEVEL do keys[#keys + 1] = ready_key(level) end
+  return redis.call('EXISTS', unpack(keys)) > 0
+end
+
 -- A held lane returns to ready at every level where it has work once nothing holds it: not
--- paused, no timer, under its cap. True when it returned with work (wake a worker).
+-- paused, no rate timer, no throttle hold, under its cap. True when it returned with work
+-- (wake a worker).
 local function try_restore(lane)
   local levels = redis.call('HGET', K_HELD, lane)
   if not levels then return false end
-  if redis.call('SISMEMBER', K_PAUSED, lane) == 1 or redis.call('ZSCORE', K_TIMERS, lane) then
+  if redis.call('SISMEMBER', K_PAUSED, lane) == 1 or redis.call('ZSCORE', K_TIMERS, lane)
+      or redis.call('ZSCORE', K_HOLDS, lane) then
     return false
   end
   local _, cap = lane_rules(lane)
@@ -201,12 +219,15 @@ local function adopt_plain_pending()
   return true
 end
 
--- Lane timers that are due: each lane may run again (if nothing else holds it).
+-- Lane timers and throttle holds that are due: each lane may run again (if nothing else
+-- holds it).
 local function lanes_due(now)
   local restored = false
-  for _, lane in ipairs(redis.call('ZRANGEBYSCORE', K_TIMERS, '-inf', now, 'LIMIT', 0, BATCH_MAX)) do
-    redis.call('ZREM', K_TIMERS, lane)
-    if try_restore(lane) then restored = true end
+  for _, key in ipairs({ K_TIMERS, K_HOLDS }) do
+    for _, lane in ipairs(redis.call('ZRANGEBYSCORE', key, '-inf', now, 'LIMIT', 0, BATCH_MAX)) do
+      redis.call('ZREM', key, lane)
+      if try_restore(lane) then restored = true end
+    end
   end
   return restored
 end

@@ -26,9 +26,11 @@ export const SET_LIMITS_LUA = luaScript(
 -- set limits (admin): writes the limits every worker of the queue enforces together, in the
 -- settings hash: rm rw (rate max / window ms), gc (global concurrency), lc (lane concurrency),
 -- lm lw (lane rate max / window ms). A field sent with '' is cleared; a field not sent stays.
--- A rate's max and window are sent together (both values, or both cleared). Then, since a cap
--- may have risen, every held lane that nothing holds back any more returns to ready, and a
--- worker is woken when one returned or a claim was waiting for a slot.
+-- A rate's max and window are sent together (both values, or both cleared). When the lane
+-- rate limit is given, the lanes' rate timers are dropped (the windows they waited for are
+-- void). Then, when a lane limit (lc, lm/lw) was given, every held lane that nothing holds
+-- back any more returns to ready; a worker is woken when one returned or a claim was waiting
+-- for a slot.
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] settings   KEYS[4] wake
 -- ARGV[1] replay window ms   ARGV[2] field count N   ARGV[3..] N pairs: field, value ('' clears)
 -- Returns: the number of held lanes that returned to ready; a repeated request returns its
@@ -71,8 +73,15 @@ if #sets > 0 then redis.call('HSET', KEYS[3], unpack(sets)) end
 if #clears > 0 then redis.call('HDEL', KEYS[3], unpack(clears)) end
 -- (settings() is first read here, after the writes, so the lanes are judged by the new caps)
 local returned = 0
-for _, lane in ipairs(redis.call('HKEYS', K_HELD)) do
-  if try_restore(lane) then returned = returned + 1 end
+if given.lm ~= nil then
+  -- The lane rate limit changed or went: the windows its timers waited for are void.
+  redis.call('DEL', K_TIMERS)
+end
+-- Only the lane limits decide whether a held lane may run (rate and gc are the claim's).
+if given.lc ~= nil or given.lm ~= nil then
+  for _, lane in ipairs(redis.call('HKEYS', K_HELD)) do
+    if try_restore(lane) then returned = returned + 1 end
+  end
 end
 if redis.call('DEL', K_WAITING) == 1 or returned > 0 then wake(KEYS[4]) end
 record(KEYS[2], returned, replay_ttl)

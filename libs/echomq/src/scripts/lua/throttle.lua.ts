@@ -10,8 +10,8 @@ export const THROTTLE_LUA = luaScript(
 -- into its own lane's pending at its level (row 'l', 'y') and is counted out of its lane's
 -- active jobs. Then what was limited is held back for every worker: scope 'queue' holds the
 -- queue (the hold key, kept for the longer of this hold and one already there); scope 'lane'
--- holds the job's lane (a lane timer at the later of now + ms and one already set; the lane
--- leaves ready until the timer is due, see lanes_due).
+-- holds the job's lane (lane-holds: the later of now + ms and a hold already set; the lane
+-- leaves ready until the hold is due, see lanes_due).
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] metrics
 -- KEYS[5] events   KEYS[6] wake   KEYS[7] row emq:{q}:job:<id>
 -- ARGV[1] id   ARGV[2] token (attempts)   ARGV[3] claimant   ARGV[4] hold ms (1..${THROTTLE_HOLD_MAX_MS})
@@ -49,8 +49,11 @@ redis.call('HDEL', row, 'c')
 if scope == 'queue' then
   if redis.call('PTTL', K_HOLD) < hold_ms then redis.call('SET', K_HOLD, '1', 'PX', hold_ms) end
 else
-  redis.call('ZADD', K_TIMERS, 'GT', now_ms() + hold_ms, lane)
+  -- ZADD GT keeps the later of this hold and one already there (a new member is added).
+  redis.call('ZADD', K_HOLDS, 'GT', now_ms() + hold_ms, lane)
   hold_lane(lane)
+  -- An idle worker blocked until an earlier instant learns of the hold's end at its next claim.
+  wake(KEYS[6])
 end
 into_pending(lane, level, { id })
 local gone = leaving()
