@@ -287,9 +287,14 @@ export class Flow {
       if (top.length > 1) room = Math.min(room, Math.floor((top[1][1] - pass) * weight + 1e-9) + 1);
       const took = this.jobs.take(lane, level, room);
       const after = pass + took / weight;
-      if (took > 0) this.vtime.set(level, after);
-      if (took < room || this.jobs.pending(lane, level) === 0) ready.delete(lane);
-      else ready.set(lane, after);
+      if (took < room || this.jobs.pending(lane, level) === 0) {
+        if (took > 0) this.vtime.set(level, after);
+        ready.delete(lane);
+      } else if (top.length > 1) {
+        // (a lane alone at its level keeps its pass, and the level its virtual time)
+        if (took > 0) this.vtime.set(level, after);
+        ready.set(lane, after);
+      }
       if (took > 0) {
         if (lm !== undefined && lw !== undefined) {
           this.laneRate.set(lane, this.counted(this.laneRate.get(lane) ?? null, took, lw));

@@ -103,11 +103,6 @@ if #due > 0 then
   redis.call('HINCRBY', KEYS[6], 'promoted', #due)
   emit(KEYS[7], maxlen, 'type', 'promoted', 'ids', table.concat(due, ','))
 end
-local due_timer = soonest_timer()
-if due_timer and due_timer <= now then
-  lanes_due(now)
-  timer_head = nil
-end
 record(KEYS[2], deadline, replay_ttl)
 
 -- A queue that uses no limits, no priority above 0, holds no lane and gave the default lane
@@ -117,7 +112,15 @@ local upper = {}
 for l = 1, TOP_LEVEL do upper[#upper + 1] = ready_key(l) end
 local plain = redis.call('EXISTS', K_SETTINGS, K_HELD, K_TIMERS, K_HOLDS, BASE .. 'lane:' .. DEFAULT_LANE,
   unpack(upper)) == 0
-if plain then timer_head = false end
+if plain then
+  timer_head = false
+else
+  local due_timer = soonest_timer()
+  if due_timer and due_timer <= now then
+    lanes_due(now)
+    timer_head = nil
+  end
+end
 
 local function header(limited_until)
   return { next_run_at(), deadline, limited_until, now }
@@ -247,12 +250,16 @@ while left > 0 and level >= 0 do
       -- The level's virtual time is the pass the served lane has now: a lane that runs empty
       -- and gets work again rejoins there, having paid for what it just started.
       local after = pass + took / weight
-      if took > 0 then served = after end
       if took < room or redis.call('EXISTS', key) == 0 then
+        if took > 0 then served = after end
         redis.call('ZREM', ready, lane)
-      else
+      elseif top[3] then
+        if took > 0 then served = after end
         redis.call('ZADD', ready, after, lane)
       end
+      -- (A lane alone at its level keeps its pass, and the level its virtual time: with no
+      -- other lane to compare with, only where the two stand to each other matters, and a
+      -- lane that joins ties with it either way.)
       if got > 0 then
         if rule.started == 0 then started[#started + 1] = lane end
         rule.started = rule.started + got
