@@ -244,6 +244,7 @@ describe('api: jobs and queues over HTTP', () => {
       counts: { pending: 1, active: 0, schedule: 1, dead: 0 },
       metrics: expect.objectContaining({ enqueued: 2 }),
       paused: false,
+      heldUntil: null,
     });
   });
 

@@ -1,6 +1,16 @@
+import {
+  FLOW_LIMIT_RANGES,
+  isValidLaneName,
+  LANE_SETTING_RANGES,
+  QUEUE_OPTION_RANGES,
+  throttleJob,
+} from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import request from 'supertest';
-import { connect, uniqueQueue } from '../support/redis';
+import { LANE_NAME_PATTERN } from '../../apps/api/src/queues/api-params';
+import { serverNowMs } from '../support/assertions';
+import { claimSome } from '../support/claims';
+import { connect, scriptContext, uniqueQueue } from '../support/redis';
 import { keyDump, queuePattern, startApi, type RunningApi } from './support/api';
 
 /** Lanes, priorities, timeouts and flow limits over real HTTP, against the suite's Redis. */
@@ -244,6 +254,45 @@ describe('api: lanes, priorities and limits over HTTP', () => {
     });
   });
 
+  it('lists a lane with a + in its name when the query string sends it as %2B', async () => {
+    const id = await enqueue({ data: 1, lane: 'a+b' });
+    expect(await listedIds({ lane: 'a+b' })).toEqual([id]);
+    // Sent bare, a + in a query string is a space: a name no lane can have.
+    await refused(() => http().get(`/queues/${queue}/jobs?lane=a+b`), 'lane');
+    // In the path it stays a +.
+    await http().post(`/queues/${queue}/lanes/a+b/pause`).expect(200);
+    expect(await lanes()).toEqual([expect.objectContaining({ lane: 'a+b', paused: true })]);
+  });
+
+  it("shows the queue's hold and the lanes' holds a handler's RateLimitedError left", async () => {
+    const none = (await http().get(`/queues/${queue}`).expect(200)).body as { heldUntil: unknown };
+    expect(none.heldUntil).toBeNull();
+    expect((await http().get(`/queues/${queue}/lanes`).expect(200)).body.holds).toEqual({});
+
+    await enqueue({ data: 1, lane: 'vip' });
+    await enqueue({ data: 2 });
+    const ctx = scriptContext(redis, queue);
+    const claimed = await claimSome(ctx, 2);
+    const vip = claimed.find((job) => job.lane === 'vip')!;
+    const plain = claimed.find((job) => job.lane === 'default')!;
+    const before = await serverNowMs(redis);
+    await throttleJob(ctx, vip, 30_000, 'lane');
+    await throttleJob(ctx, plain, 60_000, 'queue');
+
+    const detail = (await http().get(`/queues/${queue}`).expect(200)).body as { heldUntil: string };
+    expect(Date.parse(detail.heldUntil)).toBeGreaterThanOrEqual(before + 59_000);
+    expect(new Date(detail.heldUntil).toISOString()).toBe(detail.heldUntil);
+    const listed = (await http().get(`/queues/${queue}/lanes`).expect(200)).body as {
+      lanes: object[];
+      holds: Record<string, string>;
+    };
+    expect(Object.keys(listed.holds)).toEqual(['vip']);
+    expect(Date.parse(listed.holds.vip)).toBeGreaterThanOrEqual(before + 30_000);
+    expect(listed.lanes).toEqual(
+      expect.arrayContaining([expect.objectContaining({ lane: 'vip', pending: 1, held: true })]),
+    );
+  });
+
   it('refuses lane and priority filters where they mean nothing', async () => {
     await refused(() => http().get(`/queues/${queue}/jobs?state=dead&lane=vip`), 'lane');
     await refused(() => http().get(`/queues/${queue}/jobs?state=active&priority=1&lane=vip`), 'priority');
@@ -263,5 +312,38 @@ describe('api: lanes, priorities and limits over HTTP', () => {
     expect(Object.keys(paths['/queues/{queue}/limits']).sort()).toEqual(['get', 'put']);
     const enqueueFields = Object.keys(doc.body.components.schemas.EnqueueJobDto.properties as object);
     expect(enqueueFields).toEqual(expect.arrayContaining(['lane', 'priority', 'timeoutMs']));
+  });
+
+  it("documents the library's ranges, and a lane pattern that agrees with the library's rule", async () => {
+    const schemas = (await http().get('/docs-json').expect(200)).body.components.schemas as Record<
+      string,
+      { properties: Record<string, { minimum?: number; maximum?: number }> }
+    >;
+    const range = (schema: string, field: string) => {
+      const { minimum, maximum } = schemas[schema].properties[field];
+      return { min: minimum, max: maximum };
+    };
+    expect(range('FlowLimitsDto', 'globalConcurrency')).toEqual(FLOW_LIMIT_RANGES.globalConcurrency);
+    expect(range('FlowLimitsDto', 'laneConcurrency')).toEqual(FLOW_LIMIT_RANGES.laneConcurrency);
+    expect(range('LaneSettingsDto', 'weight')).toEqual(LANE_SETTING_RANGES.weight);
+    expect(range('LaneSettingsDto', 'concurrency')).toEqual(LANE_SETTING_RANGES.concurrency);
+    expect(range('RateLimitDto', 'max')).toEqual(FLOW_LIMIT_RANGES.rateMax);
+    expect(range('RateLimitDto', 'windowMs')).toEqual(FLOW_LIMIT_RANGES.rateWindowMs);
+    expect(range('EnqueueJobDto', 'timeoutMs')).toEqual(QUEUE_OPTION_RANGES.timeoutMs);
+    expect(range('EnqueueJobDto', 'maxAttempts')).toEqual(QUEUE_OPTION_RANGES.maxAttempts);
+
+    const pattern = new RegExp(LANE_NAME_PATTERN);
+    const names = [
+      'a',
+      'tenant-42',
+      'a@b.c:x+y=z_1.2',
+      'x'.repeat(64),
+      'x'.repeat(65),
+      '',
+      'a b',
+      'a{b}',
+      'é',
+    ];
+    for (const name of names) expect([name, pattern.test(name)]).toEqual([name, isValidLaneName(name)]);
   });
 });

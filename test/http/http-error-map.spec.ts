@@ -1,5 +1,5 @@
 import * as publicSurface from '@app/echomq';
-import { httpStatusOf } from '@app/echomq';
+import { httpStatusOf, RateLimitedError } from '@app/echomq';
 import * as errorsModule from '@app/echomq/errors';
 import { errorResponseOf } from '@app/echomq/http/error-response';
 import { hasOwnHttpMapping } from '@app/echomq/http/http-error-map';
@@ -44,4 +44,18 @@ describe('the HTTP mapping of EchoMQ errors', () => {
       if (sample.secret !== undefined) expect(JSON.stringify(body)).not.toContain(sample.secret);
     },
   );
+});
+
+describe('the Retry-After of a RateLimitedError', () => {
+  it.each([
+    [1, '1'],
+    [999, '1'],
+    [1_000, '1'],
+    [1_001, '2'],
+    [86_400_000, '86400'],
+  ])('answers a hold of %p ms with Retry-After: %s', (retryAfterMs, header) => {
+    const { status, headers } = errorResponseOf(new RateLimitedError(retryAfterMs));
+    expect(status).toBe(429);
+    expect(headers).toEqual({ 'Retry-After': header });
+  });
 });

@@ -1,6 +1,7 @@
 import {
   claimJobs,
   completeJobs,
+  resumeLane,
   throttleJob,
   writeLimits,
   type ClaimedJobRecord,
@@ -95,6 +96,20 @@ describe('claim: flow control', () => {
     expect(await redis.zscore(ctx.keys.laneHolds, 'a')).not.toBeNull();
     await writeLimits(ctx, { laneRateLimit: null });
     expect(await claimUpTo(ctx, 2)).toEqual([]);
+    await expectFlowConsistent(redis, ctx.keys);
+  });
+
+  it('lifts a throttle hold of a lane when the lane is resumed', async () => {
+    await enqueueIn(ctx, mint, [
+      ['a', 0],
+      ['a', 0],
+    ]);
+    const [job] = await claimUpTo(ctx, 1);
+    await throttleJob(ctx, job, 3_600_000, 'lane');
+    expect(await claimUpTo(ctx, 2)).toEqual([]);
+    await resumeLane(ctx, 'a');
+    expect(await redis.zscore(ctx.keys.laneHolds, 'a')).toBeNull();
+    expect(lanes(await claimUpTo(ctx, 2))).toEqual(['a', 'a']);
     await expectFlowConsistent(redis, ctx.keys);
   });
 

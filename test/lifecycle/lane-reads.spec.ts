@@ -156,10 +156,15 @@ describe('lane reads: every lane with work, its state and its settings', () => {
     ]);
   });
 
-  it('a lane with only its own settings and no work is not listed (lane settings have no index)', async () => {
+  it('lists a lane with settings of its own and no work, until its settings are cleared', async () => {
     const ctx = context();
     await setLaneSettings(ctx, 'configured', { weight: 3 });
+    expect(await readLanes(ctx)).toEqual([
+      { lane: 'configured', pending: 0, active: 0, paused: false, held: false, weight: 3, concurrency: null },
+    ]);
+    await setLaneSettings(ctx, 'configured', { weight: null });
     expect(await readLanes(ctx)).toEqual([]);
+    expect(await redis.exists(ctx.keys.configuredLanes)).toBe(0);
   });
 
   it('reading the lanes writes nothing', async () => {

@@ -150,18 +150,75 @@ describe('flow control through QueueService', () => {
       }
     });
 
-    it('are written by a producer at its first enqueue; one configured with nothing writes no settings', async () => {
+    it('are written at bootstrap by a producer configured under queues.<name>; one configured with nothing writes none', async () => {
       const configured = uniqueQueue('flow-producer');
       const bare = uniqueQueue('flow-bare');
       const log = new CapturedLog();
       const app = await bootProcess(log, [], { queues: { [configured]: { laneConcurrency: 4 } } });
       try {
         const queues = app.get(QueueService);
-        await queues.enqueue(configured, { n: 1 });
-        await queues.enqueue(bare, { n: 1 });
+        // Before any enqueue: the boot wrote them.
         expect((await queues.getLimits(configured)).laneConcurrency).toBe(4);
+        await queues.enqueue(bare, { n: 1 });
         expect(await redis.exists(queueKeys(bare).settings)).toBe(0);
         expect(await queues.getLimits(bare)).toEqual(NO_LIMITS);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it("are not written over an admin's setLimits by the same process's first enqueue", async () => {
+      const queue = uniqueQueue('flow-admin-first');
+      const log = new CapturedLog();
+      const app = await bootProcess(log, [], {
+        queues: { [queue]: { rateLimit: { max: 100, windowMs: 1_000 } } },
+      });
+      try {
+        const queues = app.get(QueueService);
+        await queues.setLimits(queue, { rateLimit: { max: 10, windowMs: 1_000 } });
+        await queues.enqueue(queue, { n: 1 });
+        await queues.enqueueMany(queue, [{ data: 2 }, { data: 3 }]);
+        expect((await queues.getLimits(queue)).rateLimit).toEqual({ max: 10, windowMs: 1_000 });
+        expect(warnings(log, queue)).toEqual([]);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it("given only by the module defaults, are written at the queue's first enqueue, unless an admin call came first", async () => {
+      const written = uniqueQueue('flow-defaults');
+      const adminFirst = uniqueQueue('flow-defaults-admin');
+      const log = new CapturedLog();
+      const app = await bootProcess(log, [], { defaults: { globalConcurrency: 4 } });
+      try {
+        const queues = app.get(QueueService);
+        // Not known by name at boot: nothing is written until the queue is used.
+        expect(await redis.exists(queueKeys(written).settings)).toBe(0);
+        await queues.enqueue(written, { n: 1 });
+        expect((await queues.getLimits(written)).globalConcurrency).toBe(4);
+
+        await queues.setLimits(adminFirst, { globalConcurrency: 9 });
+        await queues.enqueue(adminFirst, { n: 1 });
+        expect((await queues.getLimits(adminFirst)).globalConcurrency).toBe(9);
+        expect(warnings(log, adminFirst)).toEqual([]);
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('are compared, written and warned about once when several first enqueues run at once', async () => {
+      const queue = uniqueQueue('flow-race');
+      await writeLimits(scriptContext(redis, queue), { globalConcurrency: 2 });
+      const log = new CapturedLog();
+      const app = await bootProcess(log, [], { defaults: { globalConcurrency: 3 } });
+      try {
+        const queues = app.get(QueueService);
+        await Promise.all(Array.from({ length: 8 }, (_, n) => queues.enqueue(queue, { n })));
+        expect((await queues.getLimits(queue)).globalConcurrency).toBe(3);
+        expect(warnings(log, queue).map((line) => line.message)).toEqual([
+          `Queue ${queue}: globalConcurrency was 2 in Redis (set by another process or an admin call); ` +
+            "this process's configuration sets 3",
+        ]);
       } finally {
         await app.close();
       }
@@ -266,6 +323,25 @@ describe('flow control through QueueService', () => {
       ];
       for (const call of calls) await expectRefusedUnsent(redis, queue, call);
     });
+
+    it('refusals name the key as what it is not, and say what was given', async () => {
+      const queue = uniqueQueue('flow-admin-messages');
+      await expect(queues.setLimits(queue, { concurrency: 5 } as never)).rejects.toThrow(
+        'concurrency is not a limit; known: rateLimit, globalConcurrency, laneConcurrency, laneRateLimit',
+      );
+      await expect(
+        queues.setLimits(queue, { rateLimit: { max: 1, windowMs: 10, burst: 2 } } as never),
+      ).rejects.toThrow('rateLimit.burst is not a field of a rate limit; known: max, windowMs');
+      await expect(queues.setLimits(queue, { globalConcurrency: 0 })).rejects.toThrow(
+        'globalConcurrency must be an integer from 1 to 1,000,000, got 0',
+      );
+      await expect(queues.setLane(queue, 'acme', { share: 1 } as never)).rejects.toThrow(
+        'share is not a lane setting; known: weight, concurrency',
+      );
+      await expect(queues.pauseLane(queue, 'bad lane')).rejects.toThrow(
+        'lane must be 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -, got "bad lane"',
+      );
+    });
   });
 
   describe('jobs with a lane, a priority and a timeout', () => {
@@ -336,6 +412,26 @@ describe('flow control through QueueService', () => {
       ];
       for (const read of reads) await expect(read()).rejects.toBeInstanceOf(InvalidArgumentError);
       expect((await queues.counts(queue)).pending).toBe(1);
+    });
+
+    it('are refused naming the value given, and the item of an enqueueMany of several', async () => {
+      const queue = uniqueQueue('flow-bad-item');
+      await expect(queues.enqueue(queue, { n: 1 }, { priority: 10 })).rejects.toThrow(
+        'priority must be an integer from 0 to 9, got 10',
+      );
+      await expect(queues.enqueueMany(queue, [{ data: 1, lane: 'a b' }])).rejects.toThrow(
+        /^lane must be 1 to 64 characters .*, got "a b"$/,
+      );
+      await expect(
+        queues.enqueueMany(queue, [{ data: 0 }, { data: 1 }, { data: 2 }, { data: 3, lane: 'a b' }]),
+      ).rejects.toThrow(/^jobs\[3\]\.lane must be 1 to 64 characters .*, got "a b"$/);
+      await expect(queues.enqueueMany(queue, [{ data: 0 }, { data: 1, timeoutMs: 0 }])).rejects.toThrow(
+        'jobs[1].timeoutMs must be an integer from 1 to 604800000, got 0',
+      );
+      await expect(queues.enqueueMany(queue, [{ data: 0 }, { data: 1, idempotencyKey: '' }])).rejects.toThrow(
+        /^jobs\[1\]\.idempotencyKey: /,
+      );
+      expect(await queues.counts(queue)).toEqual({ pending: 0, active: 0, schedule: 0, dead: 0 });
     });
   });
 });

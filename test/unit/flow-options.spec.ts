@@ -90,6 +90,31 @@ describe('flow control options', () => {
       expect((caught as InvalidArgumentError).code).toBe('INVALID_ARGUMENT');
       expect((caught as Error).message.toLowerCase()).toContain(word.toLowerCase());
     });
+    it.each([
+      [{ lane: 'a b' }, 'lane must be 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -, got "a b"'],
+      [{ lane: 7 }, 'lane must be 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -, got 7'],
+      [{ priority: 2.5 }, 'priority must be an integer from 0 to 9, got 2.5'],
+      [{ priority: '1' }, 'priority must be an integer from 0 to 9, got "1"'],
+      [{ timeoutMs: 0 }, 'timeoutMs must be an integer from 1 to 604800000, got 0'],
+      [{ timeoutMs: null }, 'timeoutMs must be an integer from 1 to 604800000, got null'],
+    ])('says what was given: %j', (job, message) => {
+      expect(() => build(job)).toThrow(message);
+    });
+
+    it('names the item when it is one of several (jobs[3].lane)', () => {
+      expect(() => buildJobRecord(ID, { data: 1, lane: 'a b' }, 1024, 'jobs[3]')).toThrow(
+        /^jobs\[3\]\.lane must be .*, got "a b"$/,
+      );
+      expect(() => buildJobRecord(ID, { data: 1, priority: 10 }, 1024, 'jobs[0]')).toThrow(
+        'jobs[0].priority must be an integer from 0 to 9, got 10',
+      );
+      expect(() => buildJobRecord(ID, { data: 1, maxAttempts: 0 }, 1024, 'jobs[2]')).toThrow(
+        'jobs[2].maxAttempts must be an integer from 1 to 1000000, got 0',
+      );
+      expect(() =>
+        buildJobRecord(ID, { data: 1, backoff: { type: 'fixed', delayMs: -1 } }, 1024, 'jobs[1]'),
+      ).toThrow(/^jobs\[1\]\.backoff\.delayMs must be an integer/);
+    });
   });
 
   describe('as queue options at boot', () => {
@@ -268,6 +293,18 @@ describe('flow control options', () => {
     ])('refuses %j with InvalidArgumentError naming %s', (limits, option) => {
       expect(() => assertFlowLimits(limits)).toThrow(InvalidArgumentError);
       expect(() => assertFlowLimits(limits)).toThrow(new RegExp(`^${option.replace('.', '\\.')} `));
+    });
+
+    it('names an unknown key as not a limit, and says what was given', () => {
+      expect(() => assertFlowLimits({ concurrency: 5 })).toThrow(
+        'concurrency is not a limit; known: rateLimit, globalConcurrency, laneConcurrency, laneRateLimit',
+      );
+      expect(() => assertFlowLimits({ laneRateLimit: { max: 1, windowMs: 1, burst: 1 } })).toThrow(
+        'laneRateLimit.burst is not a field of a rate limit; known: max, windowMs',
+      );
+      expect(() => assertFlowLimits({ laneConcurrency: '2' })).toThrow(
+        'laneConcurrency must be an integer from 1 to 1,000,000, got "2"',
+      );
     });
   });
 

@@ -1,9 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Redis } from 'ioredis';
 import {
-  InvalidArgumentError,
+  EchoMqModule,
   QueueService,
   queueKeys,
   RateLimitedError,
@@ -12,8 +13,9 @@ import {
   type QueueOptions,
   type WorkerEvents,
 } from '@app/echomq/internal';
+import { CapturedLog } from '../support/captured-log';
 import { bootApp } from '../support/nest';
-import { connect, uniqueQueue } from '../support/redis';
+import { connect, redisUrl, uniqueQueue } from '../support/redis';
 import { closeAll, loopOf, processorClass, serverNow } from './fixtures/support';
 
 const apps: INestApplication[] = [];
@@ -35,6 +37,27 @@ async function boot(providers: Parameters<typeof bootApp>[0]): Promise<INestAppl
   const app = await bootApp(providers, { shutdownGraceMs: 300 });
   apps.push(app);
   return app;
+}
+
+/** Boots a worker whose log the test reads (a throttle is told at `log` level). */
+async function bootLogged(
+  providers: Parameters<typeof bootApp>[0],
+): Promise<{ app: INestApplication; log: CapturedLog }> {
+  const log = new CapturedLog();
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      EchoMqModule.forRoot({
+        connection: { url: redisUrl() },
+        reaper: { intervalMs: 100 },
+        shutdownGraceMs: 300,
+      }),
+    ],
+    providers,
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: log });
+  await app.init();
+  apps.push(app);
+  return { app, log };
 }
 
 /**
@@ -76,23 +99,6 @@ class ClaimWatch {
 }
 
 describe('RateLimitedError', () => {
-  it.each([0, -1, 1.5, 86_400_001, Number.NaN, Number.POSITIVE_INFINITY, '5' as unknown as number])(
-    'refuses a retryAfterMs of %p',
-    (retryAfterMs) => {
-      expect(() => new RateLimitedError(retryAfterMs)).toThrow(InvalidArgumentError);
-    },
-  );
-
-  it('takes 1 to 86,400,000 ms, holds the queue by default, and carries its code', () => {
-    expect(new RateLimitedError(1)).toMatchObject({ code: 'RATE_LIMITED', retryAfterMs: 1, scope: 'queue' });
-    expect(new RateLimitedError(86_400_000, { scope: 'lane', message: 'quota' })).toMatchObject({
-      retryAfterMs: 86_400_000,
-      scope: 'lane',
-      message: 'quota',
-    });
-    expect(() => new RateLimitedError(10, { scope: 'tenant' as 'lane' })).toThrow(InvalidArgumentError);
-  });
-
   it('puts the job back without spending its attempt and holds the queue for retryAfterMs', async () => {
     const queue = uniqueQueue('throttle');
     const retryAfterMs = 700;
@@ -115,8 +121,8 @@ describe('RateLimitedError', () => {
     loop.events.on('failed', () => (failures += 1));
 
     const first = await queues.enqueue(queue, 'first');
-    const [throttledId, heldFor, job] = await throttled;
-    expect([throttledId, heldFor, job.id]).toEqual([first, retryAfterMs, first]);
+    const [throttledId, heldFor, scope, job] = await throttled;
+    expect([throttledId, heldFor, scope, job.id]).toEqual([first, retryAfterMs, 'queue', first]);
     // Back in pending (the hold keeps it there), and held back for every job: an enqueue
     // meanwhile does not wake the loop early.
     expect((await queues.getJob(queue, first))?.state).toBe('pending');
@@ -214,6 +220,77 @@ describe('RateLimitedError', () => {
 
     await expect(stale).resolves.toEqual([id, 1]);
     expect(loop.runner.staleSettlements).toBe(1);
+    expect(throttles).toBe(0);
+  });
+
+  it("throttles, and does not fail, on a Retry-After of '0' (a hold of 1 ms), and logs it", async () => {
+    const queue = uniqueQueue('throttle-zero');
+    const Proc = processorClass(queue, OPTIONS, (job: Job) => {
+      // What a 429 handler does with `response.headers.get('retry-after')`.
+      if (job.attempt === 1) throw RateLimitedError.fromRetryAfter('0', { scope: 'lane' });
+      return job.attemptInBudget;
+    });
+    const { app, log } = await bootLogged([Proc]);
+    const queues = app.get(QueueService);
+    const loop = loopOf(app, queue);
+    const throttled = once(loop.events, 'throttled') as Promise<WorkerEvents['throttled']>;
+    let failures = 0;
+    loop.events.on('failed', () => (failures += 1));
+
+    const id = await queues.enqueue(queue, {});
+    const [, heldFor, scope] = await throttled;
+
+    expect([heldFor, scope]).toEqual([1, 'lane']);
+    // With maxAttempts 1, a failure would have sent it to dead; the retry is the first of its budget.
+    await expect(queues.waitFor(queue, id, 10_000)).resolves.toBe(1);
+    expect(failures).toBe(0);
+    // Told at the default level (not debug), so a limited upstream shows in production logs.
+    expect(
+      log.matching((line) => line.level === 'log' && line.message.includes(`Job ${id} was rate limited`)),
+    ).toHaveLength(1);
+  });
+
+  it("throttles on an error of another copy of the package: code 'RATE_LIMITED' and a numeric retryAfterMs", async () => {
+    const queue = uniqueQueue('throttle-foreign');
+    const Proc = processorClass(queue, OPTIONS, (job: Job) => {
+      // Not an instance of this copy's class: a plain object shaped like one.
+      if (job.attempt === 1)
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- what another copy's error looks like here
+        throw { code: 'RATE_LIMITED', retryAfterMs: 250.5, scope: 'lane', message: '429' };
+      return job.attemptInBudget;
+    });
+    const app = await boot([Proc]);
+    const queues = app.get(QueueService);
+    const loop = loopOf(app, queue);
+    const throttled = once(loop.events, 'throttled') as Promise<WorkerEvents['throttled']>;
+    let failures = 0;
+    loop.events.on('failed', () => (failures += 1));
+
+    const id = await queues.enqueue(queue, {});
+    const [throttledId, heldFor, scope] = await throttled;
+
+    // Clamped by this copy's rules (rounded up), its scope kept.
+    expect([throttledId, heldFor, scope]).toEqual([id, 251, 'lane']);
+    await expect(queues.waitFor(queue, id, 10_000)).resolves.toBe(1);
+    expect(failures).toBe(0);
+  });
+
+  it("fails, as any error, on an object with code 'RATE_LIMITED' but no numeric retryAfterMs", async () => {
+    const queue = uniqueQueue('throttle-not');
+    const Proc = processorClass(queue, OPTIONS, () => {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- what another copy's error looks like here
+      throw { code: 'RATE_LIMITED', retryAfterMs: '250' };
+    });
+    const app = await boot([Proc]);
+    const loop = loopOf(app, queue);
+    const failed = once(loop.events, 'failed') as Promise<WorkerEvents['failed']>;
+    let throttles = 0;
+    loop.events.on('throttled', () => (throttles += 1));
+
+    await app.get(QueueService).enqueue(queue, {});
+
+    const [, , state] = await failed;
+    expect(state).toBe('dead');
     expect(throttles).toBe(0);
   });
 });

@@ -5,13 +5,14 @@ import {
   EchoMqModule,
   JobTimeoutError,
   QueueService,
+  StaleJobError,
   type Job,
   type QueueOptions,
   type WorkerEvents,
 } from '@app/echomq/internal';
 import { CapturedLog } from '../support/captured-log';
 import { redisUrl, uniqueQueue } from '../support/redis';
-import { closeAll, DeferredMap, loopOf, processorClass, waitUntil } from './fixtures/support';
+import { closeAll, deferred, DeferredMap, loopOf, processorClass, waitUntil } from './fixtures/support';
 
 const apps: INestApplication[] = [];
 /** Handlers blocked on a promise the test controls, by job id and attempt; opened in cleanup. */
@@ -161,5 +162,157 @@ describe('attempt timeouts', () => {
 
     await expect(queues.waitFor(queue, id, 10_000)).resolves.toBe('done');
     expect(timeoutMs).toBeNull();
+  });
+});
+
+/** Resolves with the first `count` emissions of a loop event. */
+function nth<K extends keyof WorkerEvents>(
+  events: ReturnType<typeof loopOf>['events'],
+  name: K,
+  count: number,
+): Promise<WorkerEvents[K][]> {
+  const seen: WorkerEvents[K][] = [];
+  return new Promise((resolve) => {
+    const listener = (...args: WorkerEvents[K]): void => {
+      seen.push(args);
+      if (seen.length < count) return;
+      events.off(name, listener as never);
+      resolve(seen);
+    };
+    events.on(name, listener as never);
+  });
+}
+
+describe('handlers that outlive their timeout', () => {
+  it('warns once for an attempt whose handler ignored the abort, and not for one that honoured it', async () => {
+    const queue = uniqueQueue('timeout-warn');
+    const Proc = processorClass(queue, options({ timeoutMs: 150, maxAttempts: 1 }), async (job) => {
+      if (job.data === 'ignores') return gateOf(job).promise;
+      // Honours its signal: rejects as soon as it aborts.
+      await new Promise((_, reject) =>
+        job.signal.addEventListener('abort', () => reject(job.signal.reason as Error)),
+      );
+    });
+    const { app, log } = await boot([Proc]);
+    const queues = app.get(QueueService);
+    const loop = loopOf(app, queue);
+    const warned = (id: string) => (line: { level: string; message: string }) =>
+      line.level === 'warn' && line.message.includes(`Job ${id} attempt 1 timed out after 150 ms`);
+
+    const honours = await queues.enqueue(queue, 'honours');
+    await once(loop.events, 'failed');
+    const ignores = await queues.enqueue(queue, 'ignores');
+    const [line] = await log.waitFor(warned(ignores));
+
+    expect(line.message).toContain('its handler ignored the abort and is still running');
+    expect(log.matching(warned(honours))).toHaveLength(0);
+    gates.get(`${ignores}/1`).resolve();
+    await log.waitFor((line) => line.message.includes(`Job ${ignores} attempt 1 returned after`));
+    expect(log.matching(warned(ignores))).toHaveLength(1);
+  });
+
+  it('lets lingering handlers past concurrency take slots: a handler that always hangs stops the claiming', async () => {
+    const queue = uniqueQueue('timeout-bound');
+    const starts: { id: string; releasedBefore: number }[] = [];
+    let released = 0;
+    const Proc = processorClass(queue, options({ timeoutMs: 100, maxAttempts: 1 }), async (job) => {
+      starts.push({ id: job.id, releasedBefore: released });
+      await gateOf(job).promise; // ignores its signal, every time
+    });
+    const { app, log } = await boot([Proc]);
+    const queues = app.get(QueueService);
+    const loop = loopOf(app, queue);
+    const twoFailed = nth(loop.events, 'failed', 2);
+
+    const ids: string[] = [];
+    for (let n = 0; n < 4; n++) ids.push(await queues.enqueue(queue, { n }));
+    await twoFailed;
+
+    // Concurrency 1: one lingering handler is free, the second takes the only slot.
+    expect(loop.lingering).toBe(2);
+    expect(loop.inFlight).toBe(0);
+    expect(starts.map((start) => start.id)).toEqual(ids.slice(0, 2));
+    expect(await queues.counts(queue)).toMatchObject({ pending: 2, active: 0, dead: 2 });
+    await log.waitFor(
+      (line) => line.level === 'warn' && line.message.includes('2 timed-out handlers are still running'),
+    );
+
+    // One of them returns: its slot frees, and the next job is claimed (and hangs, and times out).
+    const thirdFailed = once(loop.events, 'failed');
+    released += 1;
+    gates.get(`${ids[0]}/1`).resolve();
+    await thirdFailed;
+    expect(starts).toEqual([
+      { id: ids[0], releasedBefore: 0 },
+      { id: ids[1], releasedBefore: 0 },
+      { id: ids[2], releasedBefore: 1 },
+    ]);
+    expect(loop.lingering).toBe(2);
+    expect(await queues.counts(queue)).toMatchObject({ pending: 1, dead: 3 });
+  });
+
+  it('shuts down within its grace while a timed-out handler lingers, leaving the attempt failed by its timeout', async () => {
+    const queue = uniqueQueue('timeout-shutdown');
+    const Proc = processorClass(queue, options({ timeoutMs: 100, maxAttempts: 1 }), async (job) => {
+      await gateOf(job).promise;
+    });
+    const { app } = await boot([Proc]);
+    const queues = app.get(QueueService);
+    const loop = loopOf(app, queue);
+    const failed = once(loop.events, 'failed');
+    const id = await queues.enqueue(queue, {});
+    await failed;
+    expect(loop.lingering).toBe(1);
+
+    // close() returns although the handler never does: shutdown waits for it only within its grace.
+    apps.splice(apps.indexOf(app), 1);
+    await app.close();
+
+    expect(gates.get(`${id}/1`).settled).toBe(false);
+    expect(loop.lingering).toBe(1);
+    // Nothing was released or changed at shutdown: the attempt stays failed by its timeout.
+    const { app: other } = await boot([]);
+    expect(await other.get(QueueService).getJob(queue, id)).toMatchObject({
+      state: 'dead',
+      attempts: 1,
+      lastError: `JobTimeoutError: Job ${id} timed out after 100 ms`,
+    });
+  });
+
+  it('refuses progress() and extendLease() from a handler after its timeout with StaleJobError', async () => {
+    const queue = uniqueQueue('timeout-late-calls');
+    const late = deferred<PromiseSettledResult<void>[]>();
+    const started = new DeferredMap<void>();
+    const Proc = processorClass(queue, options({ timeoutMs: 150, maxAttempts: 2 }), async (job) => {
+      started.get(`${job.id}/${job.attempt}`).resolve();
+      await gateOf(job).promise;
+      if (job.attempt !== 1) return 'second';
+      // The first attempt, long timed out, carries on as if nothing happened.
+      late.resolve(await Promise.allSettled([job.progress({ step: 'late' }), job.extendLease(60_000)]));
+      return 'first';
+    });
+    const { app } = await boot([Proc]);
+    const queues = app.get(QueueService);
+    const loop = loopOf(app, queue);
+    const failed = once(loop.events, 'failed');
+
+    const id = await queues.enqueue(queue, {});
+    await failed;
+    // The retry holds the job now (attempt 2), blocked; the first handler goes on.
+    await started.get(`${id}/2`).promise;
+    gates.get(`${id}/1`).resolve();
+    const [progress, extend] = await late.promise;
+
+    for (const outcome of [progress, extend]) {
+      expect(outcome.status).toBe('rejected');
+      expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StaleJobError);
+    }
+    // Neither touched the second attempt's job.
+    const view = await queues.getJob(queue, id);
+    expect(view).toMatchObject({ state: 'active', attempts: 2 });
+    expect(view?.progress).toBeUndefined();
+    gates.get(`${id}/2`).resolve();
+    await expect(queues.waitFor(queue, id, 10_000)).resolves.toBe('second');
+    expect(loop.runner.staleSettlements).toBe(0);
   });
 });

@@ -110,6 +110,7 @@ export {
   JobResultInvalidError,
   ModuleImportedTwiceError,
   RateLimitedError,
+  type RateLimitedOptions,
   JobTimeoutError,
   type SchemaIssue,
 } from './errors';

@@ -83,6 +83,7 @@ export const ERROR_SAMPLES: readonly ErrorSample[] = [
     status: 429,
     message: 'Rate limited; try again later',
     details: { retryAfterMs: 1_500, scope: 'lane' },
+    retryAfter: '2', // whole seconds, rounded up: never sooner than the hold
     secret: 'api.example.com',
   },
   { error: new JobTimeoutError(ID, 250), status: 500, message: INTERNAL, secret: ID },

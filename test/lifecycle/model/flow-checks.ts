@@ -28,6 +28,7 @@ export function flowKeys(keys: QueueKeys): { key: string; kind: FlowKeyKind }[] 
     { key: keys.laneTimers, kind: 'zset' },
     { key: keys.laneHolds, kind: 'zset' },
     { key: keys.pausedLanes, kind: 'set' },
+    { key: keys.configuredLanes, kind: 'set' },
     { key: keys.hold, kind: 'string' },
     { key: keys.waiting, kind: 'string' },
     ...[keys.vtime, keys.held, keys.laneActive, keys.settings, keys.rate].map((key) => ({
@@ -47,6 +48,7 @@ export function readFlow(pipe: ChainableCommander, keys: QueueKeys): void {
   pipe.hgetall(keys.vtime).hgetall(keys.held).zrange(keys.laneTimers, 0, -1, 'WITHSCORES');
   pipe.zrange(keys.laneHolds, 0, -1, 'WITHSCORES');
   pipe.smembers(keys.pausedLanes).hgetall(keys.laneActive).hgetall(keys.settings);
+  pipe.smembers(keys.configuredLanes);
   pipe.hgetall(keys.rate).pttl(keys.rate);
   for (const lane of LANES)
     pipe.hgetall(keys.laneSettings(lane)).hgetall(keys.laneRate(lane)).pttl(keys.laneRate(lane));
@@ -141,6 +143,7 @@ export function checkFlow(
     'lane-active = active jobs per lane',
   );
   r.eq(m, numbers(next() as Hash), sorted(Object.entries(f.settings)), 'settings');
+  r.eq(m, (next() as string[]).sort(), [...f.laneSettings.keys()].sort(), 'lanes-configured');
   checkRate(r, m, next() as Hash, next() as number, f.rate, 'rate');
   for (const lane of LANES) {
     r.eq(m, numbers(next() as Hash), sorted(Object.entries(f.laneSettings.get(lane) ?? {})), `lane:${lane}`);

@@ -339,6 +339,7 @@ export class Flow {
     }
     if (Object.keys(next).length === 0) this.laneSettings.delete(lane);
     else this.laneSettings.set(lane, next);
+    // (lanes-configured is the set of laneSettings' keys)
     return this.tryRestore(lane);
   }
 
@@ -353,6 +354,7 @@ export class Flow {
   /** resume-lane: whether it was paused, and whether it returned with work. */
   resumeLane(lane: string): { was: boolean; restored: boolean } {
     const was = this.pausedLanes.delete(lane);
+    this.holds.delete(lane);
     return { was, restored: this.tryRestore(lane) };
   }
 

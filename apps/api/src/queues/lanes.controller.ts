@@ -33,10 +33,13 @@ export class LanesController {
   constructor(private readonly queues: QueueService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Every lane with work, paused, or with its own settings: depths, state, caps' })
+  @ApiOperation({
+    summary:
+      'Every lane with work, paused, or with its own settings: depths, state, caps; and the lane holds',
+  })
   @ApiOkResponse({ type: LaneListResponse })
   async list(@Param('queue', QueueNamePipe) queue: string): Promise<LaneListResponse> {
-    const views = await this.queues.lanes(queue);
+    const [views, holds] = await Promise.all([this.queues.lanes(queue), this.queues.laneHolds(queue)]);
     // Field by field, so the wire shape stays what the docs say if LaneView grows.
     const lanes = views.map(({ lane, pending, active, paused, held, weight, concurrency }) => ({
       lane,
@@ -47,7 +50,8 @@ export class LanesController {
       weight,
       concurrency,
     }));
-    return { lanes };
+    const until = Object.entries(holds).map(([lane, at]): [string, string] => [lane, at.toISOString()]);
+    return { lanes, holds: Object.fromEntries(until) };
   }
 
   @Put(':lane')

@@ -44,17 +44,18 @@ export class QueuesController {
   }
 
   @Get(':queue')
-  @ApiOperation({ summary: 'One queue: depths, transition counters and whether it is paused' })
+  @ApiOperation({ summary: 'One queue: depths, transition counters, whether it is paused or held back' })
   @ApiQueueParam()
   @ApiOkResponse({ type: QueueDetailResponse })
   @ApiBadRequestResponse({ type: ErrorBody })
   async get(@Param('queue', QueueNamePipe) queue: string): Promise<QueueDetailResponse> {
-    const [counts, metrics, paused] = await Promise.all([
+    const [counts, metrics, paused, heldUntil] = await Promise.all([
       this.queues.counts(queue),
       this.queues.metrics(queue),
       this.queues.isPaused(queue),
+      this.queues.heldUntil(queue),
     ]);
-    return { queue, counts, metrics, paused };
+    return { queue, counts, metrics, paused, heldUntil: heldUntil?.toISOString() ?? null };
   }
 
   @Post(':queue/pause')

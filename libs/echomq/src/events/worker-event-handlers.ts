@@ -15,7 +15,14 @@ const PAYLOADS: PayloadBuilders = {
   completed: (queue, id, result, job) => ({ type: 'completed', queue, id: id as JobId, job, result }),
   failed: (queue, id, error, state, job) => ({ type: 'failed', queue, id: id as JobId, job, error, state }),
   stale: (queue, id, attempt) => ({ type: 'stale', queue, id: id as JobId, attempt }),
-  throttled: (queue, id, retryAfterMs, job) => ({ type: 'throttled', queue, id: id as JobId, job, retryAfterMs }),
+  throttled: (queue, id, retryAfterMs, scope, job) => ({
+    type: 'throttled',
+    queue,
+    id: id as JobId,
+    job,
+    retryAfterMs,
+    scope,
+  }),
 };
 
 /**

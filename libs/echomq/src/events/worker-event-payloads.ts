@@ -43,7 +43,7 @@ export interface WorkerStaleEvent {
 
 /**
  * This worker's handler threw a RateLimitedError: the job is back in pending with its attempt
- * unspent, and its queue or lane waits `retryAfterMs` (the throttle Redis recorded).
+ * unspent, and its queue or its lane (`scope`) waits `retryAfterMs` (the throttle Redis recorded).
  */
 export interface WorkerThrottledEvent<D = unknown> {
   readonly type: 'throttled';
@@ -51,6 +51,8 @@ export interface WorkerThrottledEvent<D = unknown> {
   readonly id: JobId;
   readonly job: Job<D>;
   readonly retryAfterMs: number;
+  /** What waits: the whole queue, or only the job's lane. */
+  readonly scope: 'queue' | 'lane';
 }
 
 /** Each worker event's payload, by type. */

@@ -46,7 +46,7 @@ export function errorResponseOf(error: EchoMqError): EchoMqErrorResponse {
     error: STATUS_CODES[status] ?? 'Error',
     ...mapping.details?.(error),
   };
-  const headers: Record<string, string> =
-    mapping.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(mapping.retryAfterSeconds) };
+  const seconds = mapping.retryAfterSeconds?.(error);
+  const headers: Record<string, string> = seconds === undefined ? {} : { 'Retry-After': String(seconds) };
   return { status, headers, body };
 }

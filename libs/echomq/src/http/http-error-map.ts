@@ -38,10 +38,11 @@ export interface HttpErrorMapping<E extends EchoMqError = EchoMqError> {
   /** Machine-readable fields a client can act on, sent next to `code`. */
   details?(error: E): Readonly<Record<string, unknown>>;
   /**
-   * Seconds for a Retry-After header. Set only where nothing was written, so that a
-   * client repeating the request cannot do the work twice.
+   * Seconds for a Retry-After header. Set only where a client repeating the request cannot
+   * do the work twice (nothing was written), or where the answer is the upstream's own
+   * "come back then" (a RateLimitedError).
    */
-  readonly retryAfterSeconds?: number;
+  retryAfterSeconds?(error: E): number;
 }
 
 /**
@@ -113,23 +114,25 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
   }),
 
   // A handler's upstream limited it (an app that runs a job inside a request). The message
-  // is the handler's, written for operators, so the client gets the hold and a fixed text.
+  // is the handler's, written for operators, so the client gets the hold and a fixed text,
+  // and the hold again as Retry-After, in whole seconds rounded up (never sooner than asked).
   entry(RateLimitedError, {
     status: 429,
     publicMessage: () => 'Rate limited; try again later',
     details: (error) => ({ retryAfterMs: error.retryAfterMs, scope: error.scope }),
+    retryAfterSeconds: (error) => Math.ceil(error.retryAfterMs / 1_000),
   }),
 
   // Redis, not the request: come back later.
   entry(RedisUnavailableError, {
     status: 503,
     publicMessage: () => 'Redis is unavailable; nothing was written. Try again later',
-    retryAfterSeconds: RETRY_AFTER_SECONDS,
+    retryAfterSeconds: () => RETRY_AFTER_SECONDS,
   }),
   entry(NodeLeaseLostError, {
     status: 503,
     publicMessage: () => 'No job id can be minted right now; nothing was written. Try again later',
-    retryAfterSeconds: RETRY_AFTER_SECONDS,
+    retryAfterSeconds: () => RETRY_AFTER_SECONDS,
   }),
   // No Retry-After: the call may have taken effect, and repeating a request that is not
   // idempotent (an enqueue without an idempotency key) would do its work twice.
@@ -144,7 +147,7 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
     status: 503,
     publicMessage: () =>
       "This server is older than the queue's data format; nothing was written. Try again later",
-    retryAfterSeconds: RETRY_AFTER_SECONDS,
+    retryAfterSeconds: () => RETRY_AFTER_SECONDS,
   }),
 
   // Worker-side, boot-time or deployment errors: reaching a request means a server fault.

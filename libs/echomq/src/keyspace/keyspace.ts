@@ -21,6 +21,7 @@ import { assertQueueName } from './queue-name';
  *   <p>:{q}:lanes-paused                           paused lanes (set)
  *   <p>:{q}:lane-active                            lane -> jobs of it in active (hash)
  *   <p>:{q}:lane:<lane>                            a lane's own settings: weight, concurrency (hash)
+ *   <p>:{q}:lanes-configured                       the lanes that have own settings (set)
  *   <p>:{q}:lane-rate:<lane>                       a lane's starts per slice of its rate window (hash)
  *   <p>:{q}:rate                                   the queue's starts per slice of its rate window (hash)
  *   <p>:{q}:hold                                   the queue held back until it expires (string, PX)
@@ -66,6 +67,7 @@ export class QueueKeys {
   readonly held: string;
   readonly laneTimers: string;
   readonly laneHolds: string;
+  readonly configuredLanes: string;
   readonly pausedLanes: string;
   readonly laneActive: string;
   readonly settings: string;
@@ -105,6 +107,7 @@ export class QueueKeys {
     this.held = `${this.base}held`;
     this.laneTimers = `${this.base}lane-timers`;
     this.laneHolds = `${this.base}lane-holds`;
+    this.configuredLanes = `${this.base}lanes-configured`;
     this.pausedLanes = `${this.base}lanes-paused`;
     this.laneActive = `${this.base}lane-active`;
     this.settings = `${this.base}settings`;

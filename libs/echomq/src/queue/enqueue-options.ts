@@ -1,4 +1,4 @@
-import { InvalidArgumentError, InvalidOptionError, PayloadTooLargeError } from '../errors';
+import { describeValue, InvalidArgumentError, InvalidOptionError, PayloadTooLargeError } from '../errors';
 import { jsonText } from '../json';
 import {
   assertIdempotencyKey,
@@ -7,6 +7,7 @@ import {
   DEFAULT_LANE,
   DEFAULT_PRIORITY,
 } from '../keyspace';
+import { refusalDetail } from '../option-checks';
 import type { NewJobRecord } from '../scripts';
 import { assertBackoff, QUEUE_OPTION_RANGES, type BackoffPolicy } from './queue-options';
 
@@ -58,19 +59,31 @@ function isNonNegativeInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
-export function serialisePayload(data: unknown, limitBytes: number): string {
+/**
+ * A field's name in a refusal: `lane`, or `jobs[3].lane` for an item of an enqueueMany of
+ * several jobs (`at` is then `jobs[3]`), so the caller knows which job to fix.
+ */
+function fieldPath(at: string, field: string): string {
+  return at === '' ? field : `${at}.${field}`;
+}
+
+function refusedValue(at: string, field: string, rule: string, value: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(`${fieldPath(at, field)} must be ${rule}, got ${describeValue(value)}`);
+}
+
+export function serialisePayload(data: unknown, limitBytes: number, at = ''): string {
   const text = jsonText(
     data === undefined ? null : data,
-    (reason) => new InvalidArgumentError(`Job data must be JSON-serialisable: ${reason}`),
+    (reason) => new InvalidArgumentError(`${fieldPath(at, 'data')} must be JSON-serialisable: ${reason}`),
   );
   const bytes = Buffer.byteLength(text);
   if (bytes > limitBytes) throw new PayloadTooLargeError(bytes, limitBytes);
   return text;
 }
 
-function customRefused(): InvalidArgumentError {
+function customRefused(option: string): InvalidArgumentError {
   return new InvalidArgumentError(
-    'backoff: a custom backoff function cannot be stored with a job; give a fixed or exponential ' +
+    `${option}: a custom backoff function cannot be stored with a job; give a fixed or exponential ` +
       "policy, or set the function on the @Processor or in the queue's options",
   );
 }
@@ -80,16 +93,19 @@ function customRefused(): InvalidArgumentError {
  * option (as InvalidArgumentError, like every enqueue option); '' when it has none. Only the
  * policy's own fields are kept: nothing else of the object reaches Redis.
  */
-export function serialiseBackoff(value: unknown): string {
+export function serialiseBackoff(value: unknown, option = 'backoff'): string {
   if (value === undefined) return '';
   if (typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'custom') {
-    throw customRefused();
+    throw customRefused(option);
   }
   let policy: BackoffPolicy;
   try {
-    policy = assertBackoff(value, 'backoff');
+    policy = assertBackoff(value, option);
   } catch (error) {
-    if (error instanceof InvalidOptionError) throw new InvalidArgumentError(error.message);
+    // Named as an argument ("backoff.delayMs must be ..."), not as a boot option.
+    if (error instanceof InvalidOptionError) {
+      throw new InvalidArgumentError(`${error.option} ${refusalDetail(error)}`);
+    }
     throw error;
   }
   switch (policy.type) {
@@ -101,15 +117,23 @@ export function serialiseBackoff(value: unknown): string {
       return JSON.stringify({ type: 'exponential', delayMs, maxDelayMs, jitter });
     }
     default:
-      throw customRefused();
+      throw customRefused(option);
   }
 }
 
-/** Validates options and builds the record the enqueue script takes; throws before anything is sent. */
-export function buildJobRecord(id: string, job: JobToEnqueue, payloadLimitBytes: number): NewJobRecord {
+/**
+ * Validates options and builds the record the enqueue script takes; throws before anything is
+ * sent. `at` names the job in refusals (`jobs[3]`) when it is one of several in a call.
+ */
+export function buildJobRecord(
+  id: string,
+  job: JobToEnqueue,
+  payloadLimitBytes: number,
+  at = '',
+): NewJobRecord {
   const name = job.name ?? '';
   if (typeof name !== 'string' || name.length > NAME_MAX) {
-    throw new InvalidArgumentError(`A job name is a string of at most ${NAME_MAX} characters`);
+    throw refusedValue(at, 'name', `a string of at most ${NAME_MAX} characters`, name);
   }
   const { min, max } = QUEUE_OPTION_RANGES.maxAttempts;
   const maxAttempts = job.maxAttempts;
@@ -117,24 +141,24 @@ export function buildJobRecord(id: string, job: JobToEnqueue, payloadLimitBytes:
     maxAttempts !== undefined &&
     (!isNonNegativeInteger(maxAttempts) || maxAttempts < min || maxAttempts > max)
   ) {
-    throw new InvalidArgumentError(`maxAttempts must be an integer from ${min} to ${max}`);
+    throw refusedValue(at, 'maxAttempts', `an integer from ${min} to ${max}`, maxAttempts);
   }
-  const backoff = serialiseBackoff(job.backoff);
+  const backoff = serialiseBackoff(job.backoff, fieldPath(at, 'backoff'));
   const delayMs = job.delayMs ?? 0;
-  if (!isNonNegativeInteger(delayMs))
-    throw new InvalidArgumentError('delayMs must be a non-negative integer');
+  if (!isNonNegativeInteger(delayMs)) throw refusedValue(at, 'delayMs', 'a non-negative integer', delayMs);
   let runAtMs = 0;
   if (job.runAt !== undefined) {
     runAtMs = job.runAt instanceof Date ? job.runAt.getTime() : job.runAt;
-    if (!isNonNegativeInteger(runAtMs)) throw new InvalidArgumentError('runAt must be a valid date');
+    if (!isNonNegativeInteger(runAtMs)) throw refusedValue(at, 'runAt', 'a valid date', job.runAt);
     // runAt wins over delayMs; the script reads 0 as "none", and any instant <= now means "now".
     runAtMs = Math.max(1, runAtMs);
   }
-  const idempotencyKey = job.idempotencyKey === undefined ? '' : assertIdempotencyKey(job.idempotencyKey);
-  const flow = flowFields(job);
+  const idempotencyKey =
+    job.idempotencyKey === undefined ? '' : checkedIdempotencyKey(job.idempotencyKey, at);
+  const flow = flowFields(job, at);
   return {
     id,
-    data: serialisePayload(job.data, payloadLimitBytes),
+    data: serialisePayload(job.data, payloadLimitBytes, at),
     name,
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
     ...(backoff === '' ? {} : { backoff }),
@@ -145,17 +169,28 @@ export function buildJobRecord(id: string, job: JobToEnqueue, payloadLimitBytes:
   };
 }
 
+/** The keyspace's own check (its message says the rule), naming the job when there are several. */
+function checkedIdempotencyKey(key: unknown, at: string): string {
+  try {
+    return assertIdempotencyKey(key);
+  } catch (error) {
+    if (at === '' || !(error instanceof InvalidArgumentError)) throw error;
+    throw new InvalidArgumentError(`${fieldPath(at, 'idempotencyKey')}: ${error.message}`);
+  }
+}
+
 /**
  * The job's lane, priority and own timeout, checked; each is left out when it is the
  * default, so the row of a job that uses none of them is written as before they existed.
  */
-function flowFields(job: EnqueueOptions): Pick<NewJobRecord, 'lane' | 'priority' | 'timeoutMs'> {
-  const lane = job.lane === undefined ? DEFAULT_LANE : assertLaneName(job.lane);
-  const priority = job.priority === undefined ? DEFAULT_PRIORITY : assertPriority(job.priority);
+function flowFields(job: EnqueueOptions, at: string): Pick<NewJobRecord, 'lane' | 'priority' | 'timeoutMs'> {
+  const lane = job.lane === undefined ? DEFAULT_LANE : assertLaneName(job.lane, fieldPath(at, 'lane'));
+  const priority =
+    job.priority === undefined ? DEFAULT_PRIORITY : assertPriority(job.priority, fieldPath(at, 'priority'));
   const { min, max } = QUEUE_OPTION_RANGES.timeoutMs;
   const timeoutMs = job.timeoutMs;
   if (timeoutMs !== undefined && (!isNonNegativeInteger(timeoutMs) || timeoutMs < min || timeoutMs > max)) {
-    throw new InvalidArgumentError(`timeoutMs must be an integer from ${min} to ${max}`);
+    throw refusedValue(at, 'timeoutMs', `an integer from ${min} to ${max}`, timeoutMs);
   }
   return {
     ...(lane === DEFAULT_LANE ? {} : { lane }),

@@ -10,7 +10,7 @@ import {
   setLaneSettings,
 } from '../scripts/lanes';
 import { readLimits, writeLimits, type FlowLimits } from '../scripts/set-limits';
-import { asArgumentError, assertFlowLimits, LANE_SETTING_RANGES } from './flow-limits';
+import { asArgumentError, assertFlowLimits, LANE_SETTING_RANGES, refuseUnknownKeys } from './flow-limits';
 
 /**
  * The admin calls of flow control (QueueService delegates here): the queue's shared limits,
@@ -61,7 +61,9 @@ export async function setLane(
 ): Promise<void> {
   assertLaneName(lane);
   try {
-    checkFields(checkRecord(settings, 'settings'), LANE_SETTING_CHECKS, '');
+    const record = checkRecord(settings, 'settings');
+    refuseUnknownKeys(record, Object.keys(LANE_SETTING_CHECKS), 'a lane setting');
+    checkFields(record, LANE_SETTING_CHECKS, '');
   } catch (error) {
     throw asArgumentError(error);
   }
@@ -99,7 +101,8 @@ export async function pauseQueue(ctx: ScriptContext): Promise<void> {
 
 /** Clears the pause flag and wakes a blocked worker in one MULTI. */
 export async function resumeQueue(ctx: ScriptContext): Promise<void> {
-  await ctx.redis.multi().del(ctx.keys.paused).rpush(ctx.keys.wake, '1').exec();
+  // Also lifts a hold a RateLimitedError set: an operator resuming a queue wants it to run.
+  await ctx.redis.multi().del(ctx.keys.paused, ctx.keys.hold).rpush(ctx.keys.wake, '1').exec();
 }
 
 export async function isQueuePaused(ctx: ScriptContext): Promise<boolean> {

@@ -2,10 +2,10 @@ import { InvalidArgumentError, InvalidOptionError } from '../errors';
 import {
   checkFields,
   checkInteger,
-  checkKnownKeys,
   checkRecord,
   optionPath,
   refusalDetail,
+  refuse,
   type OptionCheck,
 } from '../option-checks';
 import { LANE_SETTING_FIELD_RANGES } from '../scripts/lua/set-lane.lua';
@@ -54,7 +54,11 @@ function nullOr(check: OptionCheck): OptionCheck {
 /** Checks a `{ max, windowMs }` rate limit; both fields are required. */
 export function checkRateLimit(value: unknown, option: string): RateLimit {
   const rate = checkRecord(value, option);
-  checkKnownKeys(rate, ['max', 'windowMs'], option);
+  for (const key of Object.keys(rate)) {
+    if (key !== 'max' && key !== 'windowMs') {
+      refuse(optionPath(option, key), 'is not a field of a rate limit; known: max, windowMs');
+    }
+  }
   checkInteger(rate.max, optionPath(option, 'max'), FLOW_LIMIT_RANGES.rateMax);
   checkInteger(rate.windowMs, optionPath(option, 'windowMs'), FLOW_LIMIT_RANGES.rateWindowMs);
   return value as RateLimit;
@@ -92,12 +96,30 @@ export function asArgumentError(error: unknown): unknown {
 }
 
 /**
+ * Refuses a key an admin call does not take, saying what it is not (`concurrency is not a
+ * limit`): "not an option" would send the caller to the module options.
+ */
+export function refuseUnknownKeys(
+  record: Record<string, unknown>,
+  known: readonly string[],
+  what: string,
+): void {
+  for (const key of Object.keys(record)) {
+    if (!known.includes(key)) {
+      throw new InvalidArgumentError(`${key} is not ${what}; known: ${known.join(', ')}`);
+    }
+  }
+}
+
+/**
  * Checks the limits of an admin call (QueueService.setLimits) before anything is sent:
  * unknown keys and values out of range are refused with InvalidArgumentError.
  */
 export function assertFlowLimits(limits: unknown): Partial<FlowLimits> {
   try {
-    checkFields(checkRecord(limits, 'limits'), FLOW_LIMIT_CHECKS, '');
+    const record = checkRecord(limits, 'limits');
+    refuseUnknownKeys(record, FLOW_LIMIT_KEYS, 'a limit');
+    checkFields(record, FLOW_LIMIT_CHECKS, '');
   } catch (error) {
     throw asArgumentError(error);
   }

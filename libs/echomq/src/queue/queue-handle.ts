@@ -95,6 +95,16 @@ export class QueueHandle<Q extends QueueDefinition<unknown, unknown, unknown>> {
     return this.queues.getLimits(this.name);
   }
 
+  /** Until when the queue is held back by a handler's RateLimitedError (Redis server clock), or null. */
+  heldUntil(): Promise<Date | null> {
+    return this.queues.heldUntil(this.name);
+  }
+
+  /** The lanes held back until an instant still ahead (a lane RateLimitedError or rate limit). */
+  laneHolds(): Promise<Record<string, Date>> {
+    return this.queues.laneHolds(this.name);
+  }
+
   setLane(lane: string, settings: LaneSettings): Promise<void> {
     return this.queues.setLane(this.name, lane, settings);
   }

@@ -18,13 +18,24 @@ const REREGISTER_EVERY_MS = 60_000;
  * use), and the queue is in the registry that reapers and tools read (docs/upgrading.md).
  * The first time, it also writes the shared limits this process configures for the queue
  * (docs/options.md, "Limits live in Redis"); not every minute, which would undo an admin's
- * setLimits in a minute.
+ * setLimits in a minute. An admin setLimits from this process counts as that write.
+ *
+ * One registration of a queue runs at a time: callers that arrive while it runs (several
+ * first enqueues, the processor explorer and the bootstrap write) share it, so the stored
+ * limits are compared, written and warned about once.
  */
 export class QueueRegistration {
   /** When this process last registered each queue (local clock, ms). */
   private readonly registered = new Map<string, number>();
-  /** Queues whose configured limits this process has written. */
+  /** Queues whose configured limits this process has written (or an admin call replaced). */
   private readonly limitsWritten = new Set<string>();
+  /** The registration of each queue running now, shared by every caller meanwhile. */
+  private readonly running = new Map<string, Promise<void>>();
+  /**
+   * Bumped by forget(): a registration that began before it wrote the configuration as it
+   * was, so it must not mark the new one written.
+   */
+  private readonly generations = new Map<string, number>();
   private readonly logger = new Logger('EchoMQ');
 
   constructor(
@@ -41,6 +52,8 @@ export class QueueRegistration {
   forget(queue: string): void {
     this.registered.delete(queue);
     this.limitsWritten.delete(queue);
+    this.running.delete(queue);
+    this.generations.set(queue, this.generation(queue) + 1);
   }
 
   needed(queue: string): boolean {
@@ -51,15 +64,42 @@ export class QueueRegistration {
   /** @throws RedisVersionError or DataFormatError, having written nothing. */
   async register(ctx: ScriptContext): Promise<void> {
     const queue = ctx.keys.queue;
+    const running = this.running.get(queue);
+    if (running) return running;
     if (!this.needed(queue)) return;
+    const registering = this.registerNow(ctx).finally(() => {
+      if (this.running.get(queue) === registering) this.running.delete(queue);
+    });
+    this.running.set(queue, registering);
+    return registering;
+  }
+
+  /**
+   * An admin call is about to write the queue's limits: this process's configured limits must
+   * not overwrite them at its next registration. A registration running now finishes first, so
+   * its boot write lands before the admin's, not after.
+   */
+  async yieldLimits(queue: string): Promise<void> {
+    // Its failure is its callers' to report; the admin call goes on either way.
+    await this.running.get(queue)?.catch(() => undefined);
+    this.limitsWritten.add(queue);
+  }
+
+  private async registerNow(ctx: ScriptContext): Promise<void> {
+    const queue = ctx.keys.queue;
+    const generation = this.generation(queue);
     await this.connections.redisVersion.verified();
     await ensureDataFormat(ctx);
     if (!this.limitsWritten.has(queue)) {
       await writeConfiguredLimits(ctx, this.limitsOf(queue), this.logger);
-      this.limitsWritten.add(queue);
+      if (this.generation(queue) === generation) this.limitsWritten.add(queue);
     }
     await this.reregister([queue]);
-    this.registered.set(queue, Date.now());
+    if (this.generation(queue) === generation) this.registered.set(queue, Date.now());
+  }
+
+  private generation(queue: string): number {
+    return this.generations.get(queue) ?? 0;
   }
 
   /** Writes queue names to the registry again, whatever this process remembers (one command). */

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
 import { NodeLeaseLostError, type JobId } from '../ids';
 import { assertJobId, queueKeys, queueRegistryKey, type StateSet } from '../keyspace';
@@ -20,7 +20,9 @@ import { toJobView, type JobView } from './job-view';
 import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
 import type { QueueEventListener } from '../events/queue-event';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
-import { configuredLimits } from './flow-limits';
+import { assertFlowLimits, configuredLimits } from './flow-limits';
+import { laneHoldsOf, queueHeldUntil } from './holds';
+import { queuesWithConfiguredLimits, registerAtBoot } from './limits-at-boot';
 import * as flow from './flow-admin';
 import type { LaneView } from '../scripts/lane-reads';
 import type { FlowLimits } from '../scripts/set-limits';
@@ -43,7 +45,7 @@ export { ENQUEUE_MANY_MAX };
  * Inject it anywhere once EchoMqModule is imported; it runs no workers itself.
  */
 @Injectable()
-export class QueueService {
+export class QueueService implements OnApplicationBootstrap {
   readonly settings: ResolvedModuleSettings;
   private readonly contexts = new Map<string, ScriptContext>();
   private readonly registration: QueueRegistration;
@@ -111,6 +113,16 @@ export class QueueService {
   }
 
   /**
+   * Writes the limits configured under `queues.<name>` at bootstrap, not at each queue's first
+   * enqueue, which would undo an admin's setLimits made in between (docs/options.md, "Limits
+   * live in Redis"). The queues a @Processor here serves are registered by the explorer.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const queues = queuesWithConfiguredLimits(this.options, (queue) => this.processorOptions.has(queue));
+    await registerAtBoot(queues, (queue) => this.register(queue), new Logger('EchoMQ'));
+  }
+
+  /**
    * @internal For the worker runtime; no stability promise.
    * Readies a queue for this process (again once a minute while in use): the server is a
    * Redis new enough, the queue's data format is one this code knows (recorded on first use),
@@ -168,7 +180,11 @@ export class QueueService {
     // Only the job's own maxAttempts goes on its row: this process's configuration does not
     // decide the budget of jobs that other processes serve.
     const ids = await this.mintIds(jobs.length);
-    const records = jobs.map((job, index) => buildJobRecord(ids[index], job, this.settings.maxPayloadBytes));
+    // Of several jobs, a refusal names the one to fix (jobs[3].lane ...), as the schema check does.
+    const at = (index: number): string => (jobs.length > 1 ? `jobs[${index}]` : '');
+    const records = jobs.map((job, index) =>
+      buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, at(index)),
+    );
     const bytes = payloadBytes(records);
     if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
     if (this.registration.needed(queue)) await this.register(queue);
@@ -312,15 +328,37 @@ export class QueueService {
   /**
    * Sets limits every worker of the queue enforces together, kept in Redis: null clears one, a
    * limit left out stays. Checked like the queue options, as InvalidArgumentError, before anything
-   * is sent. A process configured with a limit writes its own again when it next boots.
+   * is sent. A process configured with a limit writes its own again when it next boots (not
+   * this one: its own later registrations leave the admin's values alone).
    */
   async setLimits(queue: string, limits: Partial<FlowLimits>): Promise<void> {
-    return flow.setLimits(this.context(queue), limits, this.repeatOnce());
+    const ctx = this.context(queue);
+    const checked = assertFlowLimits(limits);
+    if (Object.keys(checked).length === 0) return;
+    // This process's configured limits must not overwrite the admin's at its next registration.
+    await this.registration.yieldLimits(queue);
+    return flow.setLimits(ctx, checked, this.repeatOnce());
   }
 
   /** The limits in force for the queue, as stored in Redis (null: not set). */
   async getLimits(queue: string): Promise<FlowLimits> {
     return flow.getLimits(this.context(queue));
+  }
+
+  /**
+   * Until when the whole queue is held back by a handler's RateLimitedError (scope 'queue'), an
+   * instant on the Redis server's clock; null when it is not. Paused is a separate flag (isPaused).
+   */
+  async heldUntil(queue: string): Promise<Date | null> {
+    return queueHeldUntil(this.context(queue));
+  }
+
+  /**
+   * The lanes held back until an instant still ahead (Redis server clock), by a handler's
+   * RateLimitedError of scope 'lane' or by the lane's rate limit; soonest first.
+   */
+  async laneHolds(queue: string): Promise<Record<string, Date>> {
+    return laneHoldsOf(this.context(queue));
   }
 
   /** A lane's own weight (1 to 1,000) and concurrency cap (1 to 1,000,000); null clears one. */

@@ -21,10 +21,9 @@ export interface LaneView {
 type LaneReply = [string, number, number, number, number, number, number | string];
 
 /**
- * Every lane that has pending work, active jobs, is held back or is paused, sorted by lane
- * name (byte order), read in one script. A lane that only has its own settings (setLane)
- * and none of these is not listed: lane settings have no index, and keeping one would be a
- * second structure to keep in step for no claim's benefit. O(lanes with work) commands.
+ * Every lane that has pending work, active jobs, is held back, is paused or has settings of
+ * its own (setLane: kept in lanes-configured), sorted by lane name (byte order), read in one
+ * script. O(lanes with work + configured lanes) commands.
  */
 export async function readLanes(ctx: ScriptContext): Promise<LaneView[]> {
   const reply = (await runScript(ctx, 'emqReadLanes', [ctx.keys.fence], [])) as LaneReply[];

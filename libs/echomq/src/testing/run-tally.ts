@@ -11,7 +11,15 @@ export type RunOutcome<R = unknown> =
       /** Where the job went: schedule (a retry after its backoff), pending, or dead (no retry left). */
       readonly movedTo: WorkerEvents['failed'][2];
     }
-  | { readonly id: JobId; readonly outcome: 'stale'; readonly attempt: number };
+  | { readonly id: JobId; readonly outcome: 'stale'; readonly attempt: number }
+  | {
+      readonly id: JobId;
+      readonly outcome: 'throttled';
+      /** How long the queue or lane was held back. */
+      readonly retryAfterMs: number;
+      /** What was held back: the whole queue, or the job's lane. */
+      readonly scope: WorkerEvents['throttled'][2];
+    };
 
 /** What one runUntilIdle call did, counted from this application's processor's outcomes. */
 export interface RunSummary<R = unknown> {
@@ -23,6 +31,11 @@ export interface RunSummary<R = unknown> {
   readonly dead: number;
   /** Attempts that finished after their lease was lost; Redis kept the newer claim's outcome. */
   readonly stale: number;
+  /**
+   * Attempts that threw a RateLimitedError: each put its job back in pending with the attempt
+   * unspent (so a job throttled once and then completed counts 1 here and 1 in completed).
+   */
+  readonly throttled: number;
   /** Jobs left in schedule at the end (delayed, or waiting out a backoff); 0 with includeDelayed. */
   readonly scheduled: number;
   /** Every outcome, in the order they were recorded. */
@@ -39,17 +52,21 @@ export class RunTally<R> {
     this.add({ id: id as JobId, outcome: 'failed', error, movedTo });
   private readonly onStale = (id: string, attempt: number): void =>
     this.add({ id: id as JobId, outcome: 'stale', attempt });
+  private readonly onThrottled = (id: string, retryAfterMs: number, scope: 'queue' | 'lane'): void =>
+    this.add({ id: id as JobId, outcome: 'throttled', retryAfterMs, scope });
 
   constructor(private readonly events: WorkerEventEmitter) {
     events.on('completed', this.onCompleted);
     events.on('failed', this.onFailed);
     events.on('stale', this.onStale);
+    events.on('throttled', this.onThrottled);
   }
 
   detach(): void {
     this.events.off('completed', this.onCompleted);
     this.events.off('failed', this.onFailed);
     this.events.off('stale', this.onStale);
+    this.events.off('throttled', this.onThrottled);
     this.wake?.();
   }
 
@@ -81,6 +98,7 @@ export class RunTally<R> {
       failed: count((outcome) => outcome.outcome === 'failed'),
       dead: count((outcome) => outcome.outcome === 'failed' && outcome.movedTo === 'dead'),
       stale: count((outcome) => outcome.outcome === 'stale'),
+      throttled: count((outcome) => outcome.outcome === 'throttled'),
       scheduled,
       outcomes: [...this.outcomes],
     };

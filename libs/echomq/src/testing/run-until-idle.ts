@@ -56,6 +56,8 @@ export async function runUntilIdle<R>(
     if (manual) explorer.startQueue(queue);
     const { counts, idle } = await untilIdle(queues, queue, loop, tally, includeDelayed, deadline);
     if (idle) return tally.summary(counts.schedule);
+    // Read before the stop: what the run was still waiting for.
+    const waitedOn = { counts, lingering: loop.lingering };
     // Stopped before the error is thrown: jobs still running are released and their handlers aborted.
     if (manual) await explorer.stopQueue(queue, 0);
     stopped = true;
@@ -64,7 +66,7 @@ export async function runUntilIdle<R>(
       queue,
       timeoutMs,
       counts,
-      timeoutMessage(queue, timeoutMs, counts, tally, manual, paused),
+      timeoutMessage(queue, timeoutMs, waitedOn, tally, manual, paused),
     );
   } finally {
     if (manual && !stopped) await explorer.stopQueue(queue);
@@ -119,7 +121,7 @@ function checkOptions(options: RunUntilIdleOptions): { timeoutMs: number; includ
 function timeoutMessage(
   queue: string,
   timeoutMs: number,
-  counts: QueueCounts,
+  { counts, lingering }: { counts: QueueCounts; lingering: number },
   tally: RunTally<unknown>,
   manual: boolean,
   paused: boolean,
@@ -129,6 +131,13 @@ function timeoutMessage(
     `runUntilIdle('${queue}') did not finish within ${timeoutMs} ms: ${counts.active} active, ` +
       `${counts.pending} pending, ${counts.schedule} scheduled; this run completed ${completed} job(s) ` +
       `and saw ${failed} failed attempt(s).`,
+    // With the queue drained, a handler that outlived its timeout is what the run waited for.
+    ...(lingering > 0
+      ? [
+          `It waited for ${lingering} handler(s) still running after their attempt timed out: ` +
+            'they ignored the abort of job.signal (their attempts are already recorded as failed).',
+        ]
+      : []),
     ...(paused ? [`The queue is paused: QueueService.resume('${queue}') lets it be claimed.`] : []),
     ...(manual ? ['Jobs still running were released to pending and their handlers aborted.'] : []),
   ].join(' ');

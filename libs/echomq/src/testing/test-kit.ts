@@ -52,8 +52,8 @@ export class EchoMqTestKit {
   }
 
   /**
-   * Runs the queue's jobs in this application until none is pending or active, then
-   * resolves with what happened. With `startProcessors: false` the queue's processor claims
+   * Runs the queue's jobs in this application until none is pending or active (and no
+   * handler that outlived its timeout is still running), then resolves with what happened. With `startProcessors: false` the queue's processor claims
    * only during this call; otherwise the call waits for the running processor. Jobs in
    * schedule (delayed, or waiting out a retry's backoff) are left there unless
    * `includeDelayed` makes them due at once. Rejects with RunTimeoutError after `timeoutMs`

@@ -59,7 +59,7 @@ export class ClaimLoop {
     private readonly logger: Logger,
     private readonly timing: ClaimLoopTiming,
   ) {
-    this.slots = new JobSlots(runner, keeper, this.changes, logger);
+    this.slots = new JobSlots(runner, keeper, this.changes, logger, queue, options.concurrency);
   }
 
   /** completed / failed / stale / throttled, per job, after Redis recorded the outcome. */
@@ -67,8 +67,17 @@ export class ClaimLoop {
     return this.runner.events;
   }
 
+  /** Jobs whose handler runs on an attempt not yet settled (never more than concurrency). */
   get inFlight(): number {
-    return this.slots.taken;
+    return this.slots.runningCount;
+  }
+
+  /**
+   * Handlers still running after their attempt timed out (they ignored their signal). The
+   * loop stays busy until they return; those past `concurrency` take slots (see JobSlots).
+   */
+  get lingering(): number {
+    return this.slots.lingeringCount;
   }
 
   /** Whether the loop claims now: started, and neither stopClaiming() nor stop() called since. */
@@ -154,7 +163,7 @@ export class ClaimLoop {
     // Outcomes already computed still go out (at a shutdown, settle repeats end at repeatEnd).
     await this.slots.settled();
     // A handler that ignored its abort still holds its lease: only a shutdown stops its heartbeat.
-    if (final || this.slots.taken === 0) this.keeper.stop();
+    if (final || this.slots.runningCount === 0) this.keeper.stop();
     this.waiter.interrupt();
   }
 

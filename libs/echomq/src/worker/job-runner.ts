@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '@nestjs/common';
-import { isTransientRedisError, RateLimitedError, StaleJobError, UnrecoverableError } from '../errors';
+import { isTransientRedisError, type RateLimitedError, StaleJobError, UnrecoverableError } from '../errors';
 import { jsonText } from '../json';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
 import { failJob, releaseJobs, throttleJob, type FailOutcome, type ScriptContext } from '../scripts';
@@ -11,7 +11,9 @@ import type { Completer } from './completer';
 import { failRequest } from './fail-request';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
+import { rateLimitOf } from './rate-limit-of';
 import type { RunningJob } from './running-job';
+import { ThrottleLog } from './throttle-log';
 import { emitIsolated, type WorkerEventEmitter, type WorkerEvents } from './worker-events';
 
 /** Tries of a settlement call that Redis refused outright (nothing was written, so trying again is safe). */
@@ -63,6 +65,7 @@ export class JobRunner {
   /** The Job each handler saw, handed to the events of its outcome. */
   private readonly jobs = new WeakMap<RunningJob, Job>();
   private stopAtMs = Infinity;
+  private readonly throttleLog: ThrottleLog;
 
   constructor(
     private readonly queue: string,
@@ -73,7 +76,9 @@ export class JobRunner {
     private readonly dispatch: Dispatch,
     private readonly logger: Logger,
     private readonly timing: JobRunnerTiming,
-  ) {}
+  ) {
+    this.throttleLog = new ThrottleLog(logger);
+  }
 
   /** At shutdown: settlement calls are not repeated after this local time. */
   stopRepeatingAt(ms: number): void {
@@ -131,7 +136,8 @@ export class JobRunner {
     }
     // Interrupted by shutdown and not released yet: give it back rather than spend its budget.
     if (running.interruptedByShutdown) return this.release(running);
-    if (outcome.error instanceof RateLimitedError) return this.throttle(running, outcome.error);
+    const limited = rateLimitOf(outcome.error);
+    if (limited) return this.throttle(running, limited);
     return this.fail(running, outcome.error);
   }
 
@@ -181,10 +187,9 @@ export class JobRunner {
       throw reason;
     }
     if (throttled === GAVE_UP) return;
-    this.logger.debug(
-      `Job ${running.record.id} was rate limited: back to pending, its ${scope} held ${retryAfterMs} ms`,
-    );
-    this.emit('throttled', running.record.id, retryAfterMs, this.jobs.get(running) ?? this.toJob(running));
+    this.throttleLog.record(running.record.id, retryAfterMs, scope);
+    const job = this.jobs.get(running) ?? this.toJob(running);
+    this.emit('throttled', running.record.id, retryAfterMs, scope, job);
   }
 
   private async release(running: RunningJob): Promise<void> {

@@ -9,8 +9,12 @@ import type { RunningJob } from './running-job';
  * - running: the handler runs; what concurrency counts;
  * - settling: the handler returned (or its timeout failed the attempt) and the outcome is on
  *   its way to Redis; shutdown waits for these before connections close;
- * - lingering: a handler still running after its timeout settled the attempt; it no longer
- *   counts against concurrency, but the loop is busy, and shutdown waits for it within its grace.
+ * - lingering: a handler still running after its timeout settled the attempt (it ignored its
+ *   signal); the loop is busy while it runs, and shutdown waits for it within its grace.
+ *   Up to `concurrency` of them are free: a timeout frees its slot at the deadline, so a
+ *   rare hang does not stall the loop. Each one past that takes a slot: a handler that
+ *   hangs every time then stops the loop from claiming, with at most 2 × concurrency
+ *   handlers alive, instead of piling up one more every timeoutMs.
  * Every change is told to `changes`.
  */
 export class JobSlots {
@@ -23,11 +27,23 @@ export class JobSlots {
     private readonly keeper: LeaseKeeper,
     private readonly changes: ChangeSignal,
     private readonly logger: Logger,
+    private readonly queue: string,
+    private readonly concurrency: number,
   ) {}
 
-  /** Jobs whose handler runs and whose attempt is not settled: the slots taken. */
+  /** The slots taken: jobs whose handler runs on an unsettled attempt, and lingering handlers past `concurrency`. */
   get taken(): number {
+    return this.running.size + Math.max(0, this.lingering.size - this.concurrency);
+  }
+
+  /** Jobs whose handler runs and whose attempt is not settled. */
+  get runningCount(): number {
     return this.running.size;
+  }
+
+  /** Handlers still running after their attempt timed out. */
+  get lingeringCount(): number {
+    return this.lingering.size;
   }
 
   /** Whether a handler runs (lingering ones too) or an outcome is still on its way to Redis. */
@@ -71,6 +87,7 @@ export class JobSlots {
     };
     const lingering = (handler: Promise<void>): void => {
       this.lingering.add(handler);
+      if (this.lingering.size === this.concurrency + 1) this.warnHeldBack();
       void handler.finally(() => {
         this.lingering.delete(handler);
         this.changes.notify();
@@ -85,5 +102,13 @@ export class JobSlots {
         if (settled) this.settling.delete(settled);
       });
     if (returned) this.settling.add(settled);
+  }
+
+  /** Once each time the lingering handlers grow past concurrency: from here on they take slots. */
+  private warnHeldBack(): void {
+    this.logger.warn(
+      `Queue ${this.queue}: ${this.lingering.size} timed-out handlers are still running, more than its ` +
+        `concurrency (${this.concurrency}); each one past that takes a slot until it returns`,
+    );
   }
 }

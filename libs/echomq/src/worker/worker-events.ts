@@ -8,8 +8,8 @@ import type { Job } from './job';
  * - failed (id, error, state, job): the handler threw (or timed out); state is where the job went
  *   (schedule, pending or dead); job is undefined only when the job's data could not be read;
  * - stale (id, attempt): the job finished after its lease was lost; Redis kept the newer claim's state;
- * - throttled (id, retryAfterMs, job): the handler threw a RateLimitedError; the job is back in
- *   pending with its attempt not spent, and its queue or lane is held back for retryAfterMs.
+ * - throttled (id, retryAfterMs, scope, job): the handler threw a RateLimitedError; the job is back
+ *   in pending with its attempt not spent, and its queue or lane (scope) is held back for retryAfterMs.
  * The job comes last so listeners written for (id, result) keep working.
  * A listener that throws is logged and changes nothing: the outcome is already recorded.
  */
@@ -17,7 +17,7 @@ export interface WorkerEvents {
   completed: [id: string, result: unknown, job: Job];
   failed: [id: string, error: unknown, state: 'schedule' | 'pending' | 'dead', job: Job | undefined];
   stale: [id: string, attempt: number];
-  throttled: [id: string, retryAfterMs: number, job: Job];
+  throttled: [id: string, retryAfterMs: number, scope: 'queue' | 'lane', job: Job];
 }
 
 export type WorkerEventEmitter = EventEmitter<WorkerEvents>;

@@ -124,7 +124,11 @@ export class Pause extends Step {
   protected async exec(m: Model, r: System): Promise<void> {
     // What QueueService.pause / resume do.
     if (this.on) await r.redis.set(r.ctx.keys.paused, '1');
-    else await r.redis.del(r.ctx.keys.paused);
+    else {
+      // resume also lifts a throttle's hold of the queue
+      await r.redis.del(r.ctx.keys.paused, r.ctx.keys.hold);
+      m.flow.holdMs = null;
+    }
     m.paused = this.on;
   }
 }

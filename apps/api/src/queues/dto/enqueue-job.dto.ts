@@ -2,6 +2,7 @@ import type { JobBackoffPolicy } from '@app/echomq';
 import { DEFAULT_LANE, PRIORITY_MAX, PRIORITY_MIN, QUEUE_OPTION_RANGES } from '@app/echomq/internal';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
+import { LANE_NAME_PATTERN } from '../api-params';
 import { ANY_JSON } from './any-json';
 import {
   IsIntegerInRange,
@@ -18,9 +19,9 @@ import {
 export const MAX_DELAY_MS = 315_576_000_000;
 export const NAME_MAX = 128;
 export const IDEMPOTENCY_KEY_MAX = 256;
-export const MAX_ATTEMPTS_MAX = 1_000_000;
-/** Seven days: the longest timeout a job may carry (the library's own range, so both refuse alike). */
-export const JOB_TIMEOUT_MAX_MS = QUEUE_OPTION_RANGES.timeoutMs.max;
+/** A job's own budget and timeout take the library's ranges (the timeout: up to seven days), so both refuse alike. */
+const MAX_ATTEMPTS = QUEUE_OPTION_RANGES.maxAttempts;
+const JOB_TIMEOUT_MS = QUEUE_OPTION_RANGES.timeoutMs;
 
 /** One job to enqueue: the body of POST /queues/:queue/jobs and one item of a bulk request. */
 export class EnqueueJobDto {
@@ -71,12 +72,12 @@ export class EnqueueJobDto {
   @ApiPropertyOptional({
     description: "Attempts per retry budget; defaults to the queue's setting",
     type: 'integer',
-    minimum: 1,
-    maximum: MAX_ATTEMPTS_MAX,
+    minimum: MAX_ATTEMPTS.min,
+    maximum: MAX_ATTEMPTS.max,
     example: 5,
   })
   @Optional()
-  @IsIntegerInRange(1, MAX_ATTEMPTS_MAX)
+  @IsIntegerInRange(MAX_ATTEMPTS.min, MAX_ATTEMPTS.max)
   readonly maxAttempts?: number;
 
   @ApiPropertyOptional({
@@ -105,7 +106,7 @@ export class EnqueueJobDto {
     description:
       "The lane the job waits in: lanes share the queue's workers fairly (by weight) and can be " +
       `paused or capped one by one. Absent is the lane '${DEFAULT_LANE}'`,
-    pattern: '^[A-Za-z0-9_.:@+=-]{1,64}$',
+    pattern: LANE_NAME_PATTERN,
     example: 'tenant-42',
   })
   @Optional()
@@ -129,11 +130,11 @@ export class EnqueueJobDto {
       "This job's own timeout per attempt, instead of the processor's: at the deadline the handler's " +
       'signal aborts and the attempt fails with JOB_TIMEOUT',
     type: 'integer',
-    minimum: 1,
-    maximum: JOB_TIMEOUT_MAX_MS,
+    minimum: JOB_TIMEOUT_MS.min,
+    maximum: JOB_TIMEOUT_MS.max,
     example: 30000,
   })
   @Optional()
-  @IsIntegerInRange(1, JOB_TIMEOUT_MAX_MS)
+  @IsIntegerInRange(JOB_TIMEOUT_MS.min, JOB_TIMEOUT_MS.max)
   readonly timeoutMs?: number;
 }

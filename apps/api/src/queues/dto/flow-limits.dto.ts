@@ -1,7 +1,12 @@
+import { FLOW_LIMIT_RANGES } from '@app/echomq/internal';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsRateLimitOrNull, LIMIT_COUNT_MAX, RateLimitDto } from './rate-limit';
+import { IsRateLimitOrNull, RateLimitDto } from './rate-limit';
 import { IsIntegerInRangeOrNull, Optional } from './validators';
+
+/** The library's ranges, so the api refuses exactly what setLimits would. */
+const GLOBAL_CONCURRENCY = FLOW_LIMIT_RANGES.globalConcurrency;
+const LANE_CONCURRENCY = FLOW_LIMIT_RANGES.laneConcurrency;
 
 /** Take a nested object exactly as parsed: the validator checks its keys, class-transformer would drop them. */
 const asSent = ({ obj, key }: { obj: Record<string, unknown>; key: string }): unknown => obj[key];
@@ -24,23 +29,23 @@ export class FlowLimitsDto {
   @ApiPropertyOptional({
     type: 'integer',
     nullable: true,
-    minimum: 1,
-    maximum: LIMIT_COUNT_MAX,
+    minimum: GLOBAL_CONCURRENCY.min,
+    maximum: GLOBAL_CONCURRENCY.max,
     description: 'At most this many jobs of the queue active at once, all workers together',
   })
   @Optional()
-  @IsIntegerInRangeOrNull(1, LIMIT_COUNT_MAX)
+  @IsIntegerInRangeOrNull(GLOBAL_CONCURRENCY.min, GLOBAL_CONCURRENCY.max)
   readonly globalConcurrency?: number | null;
 
   @ApiPropertyOptional({
     type: 'integer',
     nullable: true,
-    minimum: 1,
-    maximum: LIMIT_COUNT_MAX,
+    minimum: LANE_CONCURRENCY.min,
+    maximum: LANE_CONCURRENCY.max,
     description: "At most this many active jobs per lane (a lane's own concurrency overrides it)",
   })
   @Optional()
-  @IsIntegerInRangeOrNull(1, LIMIT_COUNT_MAX)
+  @IsIntegerInRangeOrNull(LANE_CONCURRENCY.min, LANE_CONCURRENCY.max)
   readonly laneConcurrency?: number | null;
 
   @ApiPropertyOptional({

@@ -1,34 +1,34 @@
 import { LANE_SETTING_RANGES } from '@app/echomq/internal';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { LIMIT_COUNT_MAX } from './rate-limit';
 import { IsIntegerInRangeOrNull, Optional } from './validators';
 
-/** Heaviest lane weight (the library's range); a lane's share of claims is its weight over the sum. */
-export const LANE_WEIGHT_MAX = LANE_SETTING_RANGES.weight.max;
+/** The library's ranges (setLane's own); a lane's share of claims is its weight over the sum. */
+const WEIGHT = LANE_SETTING_RANGES.weight;
+const CONCURRENCY = LANE_SETTING_RANGES.concurrency;
 
 /** Body of PUT /queues/:queue/lanes/:lane. A field left out keeps its stored value; null clears it. */
 export class LaneSettingsDto {
   @ApiPropertyOptional({
     type: 'integer',
     nullable: true,
-    minimum: 1,
-    maximum: LANE_WEIGHT_MAX,
+    minimum: WEIGHT.min,
+    maximum: WEIGHT.max,
     description: "The lane's share of claims against the other lanes of its level (default 1)",
     example: 3,
   })
   @Optional()
-  @IsIntegerInRangeOrNull(1, LANE_WEIGHT_MAX)
+  @IsIntegerInRangeOrNull(WEIGHT.min, WEIGHT.max)
   readonly weight?: number | null;
 
   @ApiPropertyOptional({
     type: 'integer',
     nullable: true,
-    minimum: 1,
-    maximum: LIMIT_COUNT_MAX,
+    minimum: CONCURRENCY.min,
+    maximum: CONCURRENCY.max,
     description: "At most this many of the lane's jobs active at once; overrides the queue's laneConcurrency",
     example: 2,
   })
   @Optional()
-  @IsIntegerInRangeOrNull(1, LIMIT_COUNT_MAX)
+  @IsIntegerInRangeOrNull(CONCURRENCY.min, CONCURRENCY.max)
   readonly concurrency?: number | null;
 }

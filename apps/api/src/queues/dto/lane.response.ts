@@ -37,6 +37,16 @@ export class LaneListResponse {
     description: 'Every lane with pending or active jobs, paused, or with settings of its own, by name',
   })
   readonly lanes!: LaneResponse[];
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string', format: 'date-time' },
+    description:
+      "Lane -> until when it is held back (Redis server clock), by a handler's RateLimitedError of scope " +
+      "lane or by the lane's rate limit; only holds still ahead, soonest first",
+    example: { 'tenant-42': '2030-01-01T00:00:30.000Z' },
+  })
+  readonly holds!: Record<string, string>;
 }
 
 export class LanePauseStateResponse extends PauseStateResponse {

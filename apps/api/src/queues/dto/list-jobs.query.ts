@@ -2,6 +2,7 @@ import { BROWSE_MAX, PRIORITY_MAX, PRIORITY_MIN, STATE_SETS, type StateSet } fro
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsString } from 'class-validator';
+import { LANE_NAME_PATTERN } from '../api-params';
 import { digitsToNumber, IsIntegerInRange, IsLaneName, Optional } from './validators';
 
 export const LIST_DEFAULT_LIMIT = 50;
@@ -33,7 +34,7 @@ export class ListJobsQuery {
 
   @ApiPropertyOptional({
     description: "pending only: list this lane's jobs (without it, every lane merged newest first)",
-    pattern: '^[A-Za-z0-9_.:@+=-]{1,64}$',
+    pattern: LANE_NAME_PATTERN,
     example: 'tenant-42',
   })
   @Optional()

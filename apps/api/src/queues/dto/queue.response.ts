@@ -34,6 +34,17 @@ export class QueueDetailResponse extends QueueSummaryResponse {
 
   @ApiProperty({ description: 'Workers claim nothing from a paused queue; enqueue keeps working' })
   readonly paused!: boolean;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      "Until when the whole queue is held back by a handler's RateLimitedError (Redis server clock); " +
+      'null when it is not. Pending jobs with paused false and nothing claimed: look here',
+    example: null,
+  })
+  readonly heldUntil!: string | null;
 }
 
 export class PauseStateResponse {

@@ -2,26 +2,24 @@ import { ApiProperty } from '@nestjs/swagger';
 import { FLOW_LIMIT_RANGES } from '@app/echomq/internal';
 import { ValidateBy } from 'class-validator';
 
-/**
- * Most claims a rate limit allows per window, and most jobs a concurrency cap allows: the
- * library's ranges (every one starts at 1), so the api and the library cannot disagree.
- */
-export const LIMIT_COUNT_MAX = FLOW_LIMIT_RANGES.rateMax.max;
-/** Longest rate window (the library's range). */
-export const RATE_WINDOW_MAX_MS = FLOW_LIMIT_RANGES.rateWindowMs.max;
+/** Claims a rate limit allows per window, and its window: the library's ranges, so the api and the library cannot disagree. */
+const RATE_MAX = FLOW_LIMIT_RANGES.rateMax;
+const RATE_WINDOW_MS = FLOW_LIMIT_RANGES.rateWindowMs;
 
 /** At most `max` claims in any `windowMs`-long span, all workers together. */
 export class RateLimitDto {
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: LIMIT_COUNT_MAX, example: 100 })
+  @ApiProperty({ type: 'integer', minimum: RATE_MAX.min, maximum: RATE_MAX.max, example: 100 })
   readonly max!: number;
 
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: RATE_WINDOW_MAX_MS, example: 1000 })
+  @ApiProperty({ type: 'integer', minimum: RATE_WINDOW_MS.min, maximum: RATE_WINDOW_MS.max, example: 1000 })
   readonly windowMs!: number;
 }
 
-const RATE_LIMIT_FIELDS: Readonly<Record<keyof RateLimitDto, number>> = {
-  max: LIMIT_COUNT_MAX,
-  windowMs: RATE_WINDOW_MAX_MS,
+const RATE_LIMIT_FIELDS: Readonly<
+  Record<keyof RateLimitDto, { readonly min: number; readonly max: number }>
+> = {
+  max: RATE_MAX,
+  windowMs: RATE_WINDOW_MS,
 };
 
 /** What is wrong with a rate limit value (null is fine: it clears the limit), or undefined. */
@@ -33,10 +31,10 @@ export function rateLimitProblem(property: string, value: unknown): string | und
   const record = value as Record<string, unknown>;
   const unknown = Object.keys(record).find((key) => !Object.hasOwn(RATE_LIMIT_FIELDS, key));
   if (unknown !== undefined) return `property ${property}.${unknown} should not exist`;
-  for (const [field, max] of Object.entries(RATE_LIMIT_FIELDS)) {
+  for (const [field, { min, max }] of Object.entries(RATE_LIMIT_FIELDS)) {
     const n = record[field];
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1 || n > max) {
-      return `${property}.${field} must be an integer from 1 to ${max}`;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min || n > max) {
+      return `${property}.${field} must be an integer from ${min} to ${max}`;
     }
   }
   return undefined;

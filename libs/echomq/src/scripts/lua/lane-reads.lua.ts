@@ -7,8 +7,8 @@ export const READ_LANES_LUA = luaScript(
 -- read lanes (read only): every lane the queue's flow structures name, with its state.
 -- KEYS[1] fence (the base of every other key)
 -- The lanes: members of each ready:<level>, fields of held and of lane-active, members of
--- lanes-paused (a lane with only its own settings, lane:<lane>, is in none: no index of them
--- exists). The default lane is named by the plain pending set only while that holds jobs.
+-- lanes-paused and of lanes-configured (the lanes with settings of their own, kept by
+-- set-lane). The default lane is named by the plain pending set only while that holds jobs.
 -- Returns: per lane, in first-seen order, { lane, pending (ZCARD summed over its sets at the
 --          levels ready or held name), active (lane-active), paused 1|0, held 1|0, weight
 --          (lane:<lane> w, else 1), concurrency (lane:<lane> k, else settings lc, else '') }.
@@ -38,6 +38,7 @@ for i = 1, #held, 2 do view(held[i]).held = 1 end
 local active = redis.call('HGETALL', K_LANE_ACTIVE)
 for i = 1, #active, 2 do view(active[i]).active = tonumber(active[i + 1]) end
 for _, lane in ipairs(redis.call('SMEMBERS', K_PAUSED)) do view(lane).paused = 1 end
+for _, lane in ipairs(redis.call('SMEMBERS', K_CONFIGURED)) do view(lane) end
 
 local out = {}
 for _, lane in ipairs(names) do

@@ -61,6 +61,12 @@ if prior then return tonumber(prior) end
 if #sets > 0 then redis.call('HSET', KEYS[3], unpack(sets)) end
 -- (Redis deletes a hash with its last field, so a lane without settings leaves no key)
 if #clears > 0 then redis.call('HDEL', KEYS[3], unpack(clears)) end
+-- The lanes with settings of their own, so lanes() lists them with no work too.
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('SADD', K_CONFIGURED, lane)
+else
+  redis.call('SREM', K_CONFIGURED, lane)
+end
 local returned = 0
 if try_restore(lane) then
   returned = 1
