@@ -69,10 +69,10 @@ async function main(): Promise<void> {
   };
 
   const before = await snapshot(redis);
-  for (let i = 0; i < total; i += 1000) {
+  for (let i = 0; i < total; i += 500) {
     await queues.enqueueMany(
       QUEUE,
-      Array.from({ length: Math.min(1000, total - i) }, () => ({ data: payload })),
+      Array.from({ length: Math.min(500, total - i) }, () => ({ data: payload })),
     );
   }
   const filled = await snapshot(redis);

@@ -5,6 +5,7 @@ import {
   readJobView,
   type ClaimedJobRecord,
   type ScriptContext,
+  writeLimits,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
@@ -105,7 +106,7 @@ describe('complete: active -> completed', () => {
       'counts the job out of its lane (keep %p ms): a lane its cap held back returns, a worker wakes',
       async (keepMs) => {
         const ctx = scriptContext(redis, uniqueQueue('complete-lanes'));
-        await redis.hset(ctx.keys.settings, 'lc', 1);
+        await writeLimits(ctx, { laneConcurrency: 1 });
         const [first, second] = await enqueueIn(ctx, mint, [
           ['acme', 2],
           ['acme', 2],
@@ -127,7 +128,7 @@ describe('complete: active -> completed', () => {
 
     it('a worker the global cap turned away is woken when a job completes', async () => {
       const ctx = scriptContext(redis, uniqueQueue('complete-gc'));
-      await redis.hset(ctx.keys.settings, 'gc', 1);
+      await writeLimits(ctx, { globalConcurrency: 1 });
       await enqueueIn(ctx, mint, [
         ['default', 0],
         ['default', 0],

@@ -5,6 +5,7 @@ import {
   failJob,
   type ClaimedJobRecord,
   type ScriptContext,
+  setLaneSettings,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
@@ -218,7 +219,7 @@ describe('fail: active -> schedule | pending | dead', () => {
 
     it('to schedule or dead: counted out of its lane all the same, and a held lane returns', async () => {
       const ctx = scriptContext(redis, uniqueQueue('fail-lanes'));
-      await redis.hset(ctx.keys.laneSettings('acme'), 'k', 1);
+      await setLaneSettings(ctx, 'acme', { concurrency: 1 });
       const [first, second, third] = await enqueueIn(
         ctx,
         mint,

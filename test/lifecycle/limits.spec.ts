@@ -5,6 +5,7 @@ import {
   writeLimits,
   type FlowLimits,
   type ScriptContext,
+  setLaneSettings,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { serverNowMs } from '../support/assertions';
@@ -98,7 +99,7 @@ describe('set limits: the limits every worker of a queue enforces together', () 
 
   it('a lane held by its own cap stays held when only the queue-wide lane cap rises', async () => {
     const ctx = context();
-    await redis.hset(ctx.keys.laneSettings('acme'), 'k', 1);
+    await setLaneSettings(ctx, 'acme', { concurrency: 1 });
     await enqueueIn(ctx, mint, [
       ['acme', 0],
       ['acme', 0],
@@ -188,7 +189,7 @@ describe('set limits: the limits every worker of a queue enforces together', () 
       ['a field twice', ['gc', 1, 'gc', 2]],
     ])('%s', async (_name, pairs) => {
       const ctx = context();
-      await redis.hset(ctx.keys.settings, 'lc', 4);
+      await writeLimits(ctx, { laneConcurrency: 4 });
       const { keys } = ctx;
       const error = await ctx.redis
         .emqSetLimits(

@@ -7,6 +7,7 @@ import {
   reapExpired,
   type ClaimedJobRecord,
   type ScriptContext,
+  writeLimits,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { backdate, events, expectConsistent, jobRecord, metrics } from '../support/assertions';
@@ -163,7 +164,7 @@ describe('reap: expired leases, active -> pending | dead', () => {
   describe('with lanes and priorities', () => {
     it("frees the lanes of a crashed worker's jobs: each back in its lane, its cap's held lane returns", async () => {
       const ctx = scriptContext(redis, uniqueQueue('reap-lanes'));
-      await redis.hset(ctx.keys.settings, 'lc', 1);
+      await writeLimits(ctx, { laneConcurrency: 1 });
       const ids = await enqueueIn(ctx, mint, [
         ['acme', 4],
         ['acme', 4],

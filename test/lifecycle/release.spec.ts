@@ -7,6 +7,7 @@ import {
   type ClaimedJobRecord,
   type JobId,
   type ScriptContext,
+  writeLimits,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
@@ -161,7 +162,7 @@ describe('release: active -> pending without spending the retry budget', () => {
 
     it('a lane its cap held back returns with its released job', async () => {
       const ctx = scriptContext(redis, uniqueQueue('release-lanes'));
-      await redis.hset(ctx.keys.settings, 'lc', 1);
+      await writeLimits(ctx, { laneConcurrency: 1 });
       const [first, second] = await enqueueIn(ctx, mint, [
         ['acme', 0],
         ['acme', 0],

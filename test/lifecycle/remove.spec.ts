@@ -10,6 +10,7 @@ import {
   releaseJobs,
   removeJob,
   type ScriptContext,
+  writeLimits,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { events, expectConsistent, jobRecord, metrics, snapshot } from '../support/assertions';
@@ -168,7 +169,7 @@ describe('remove: any state -> gone', () => {
 
     it('an active job is counted out of its lane, and a lane its cap held back returns', async () => {
       const ctx = context();
-      await redis.hset(ctx.keys.settings, 'lc', 1);
+      await writeLimits(ctx, { laneConcurrency: 1 });
       const ids = await enqueueIn(ctx, mint, [
         ['acme', 0],
         ['acme', 0],

@@ -10,6 +10,7 @@ import {
   type ClaimRef,
   type JobId,
   type ScriptContext,
+  writeLimits,
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import {
@@ -138,7 +139,7 @@ describe('throttle: active -> pending without spending the attempt, holding the 
 
   it("frees the lane's slot: a lane its cap held back returns, and the waiting worker is woken", async () => {
     const ctx = context();
-    await redis.hset(ctx.keys.settings, 'lc', 1);
+    await writeLimits(ctx, { laneConcurrency: 1 });
     const [first, second] = await enqueueIn(ctx, mint, [
       ['acme', 0],
       ['acme', 0],

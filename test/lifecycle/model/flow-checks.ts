@@ -8,7 +8,15 @@
  */
 import type { ChainableCommander } from 'ioredis';
 import type { QueueKeys } from '@app/echomq/internal';
-import { LANES, rateSlice, RATE_WINDOWS, type RateCount, THROTTLE_HOLD_MS, TOP_LEVEL } from './flow';
+import {
+  DEFAULT_LANE,
+  LANES,
+  rateSlice,
+  RATE_WINDOWS,
+  type RateCount,
+  THROTTLE_HOLD_MS,
+  TOP_LEVEL,
+} from './flow';
 import type { Model } from './reference';
 import { CLOCK_SLACK_MS, type Reporter } from './rows';
 
@@ -31,6 +39,7 @@ export function flowKeys(keys: QueueKeys): { key: string; kind: FlowKeyKind }[] 
     { key: keys.configuredLanes, kind: 'set' },
     { key: keys.hold, kind: 'string' },
     { key: keys.waiting, kind: 'string' },
+    { key: keys.flow, kind: 'string' },
     ...[keys.vtime, keys.held, keys.laneActive, keys.settings, keys.rate].map((key) => ({
       key,
       kind: 'hash' as const,
@@ -52,7 +61,7 @@ export function readFlow(pipe: ChainableCommander, keys: QueueKeys): void {
   pipe.hgetall(keys.rate).pttl(keys.rate);
   for (const lane of LANES)
     pipe.hgetall(keys.laneSettings(lane)).hgetall(keys.laneRate(lane)).pttl(keys.laneRate(lane));
-  pipe.get(keys.hold).pttl(keys.hold).get(keys.waiting);
+  pipe.get(keys.hold).pttl(keys.hold).get(keys.waiting).get(keys.flow);
 }
 
 type Hash = Record<string, string>;
@@ -133,8 +142,9 @@ export function checkFlow(
   }
   r.eq(m, (next() as string[]).sort(), [...f.pausedLanes].sort(), 'lanes-paused');
   const laneActive = next() as Hash;
+  // Without the flow mark the default lane's active jobs are not counted (see flow_in_use).
   const activeByLane = LANES.map((lane) => [lane, m.activeIn(lane)] as [string, number]).filter(
-    ([, n]) => n > 0,
+    ([lane, n]) => n > 0 && (lane !== DEFAULT_LANE || f.inUse),
   );
   r.eq(
     m,
@@ -156,6 +166,7 @@ export function checkFlow(
     r.fail(m, `the hold has PTTL ${holdTtl}, expected in (0, ${f.holdMs}]`);
   }
   r.eq(m, next(), f.waiting ? '1' : null, 'waiting (a claim held back by globalConcurrency)');
+  r.eq(m, next(), f.inUse ? '1' : null, 'flow (the mark of a queue using flow control)');
 
   // The invariants, on Redis's own data.
   for (const lane of LANES) {

@@ -88,6 +88,8 @@ export class Flow {
   /** The queue hold (a throttle of scope queue): its longest asked ms while it lasts. */
   holdMs: number | null = null;
   waiting = false;
+  /** The flow mark (key 'flow'): set by limits, lane settings or pauses, throttles, a level above 0. */
+  inUse = false;
 
   constructor(private readonly jobs: JobsOfLanes) {}
 
@@ -130,6 +132,7 @@ export class Flow {
 
   /** Work arrived in (lane, level): join ready at vtime, or note the level while held. */
   offer(lane: string, level: number): void {
+    if (level > 0) this.inUse = true;
     const held = this.held.get(lane);
     if (held !== undefined) {
       if (!held.includes(String(level))) this.held.set(lane, held + String(level));
@@ -317,6 +320,7 @@ export class Flow {
    * (lc, lm) was given, every held lane that may run returns.
    */
   writeLimits(fields: readonly (readonly [SettingField, number | null])[]): string[] {
+    this.inUse = true;
     const next = { ...this.settings };
     for (const [field, value] of fields) {
       if (value === null) delete next[field];
@@ -332,6 +336,7 @@ export class Flow {
   }
 
   setLane(lane: string, fields: readonly (readonly ['w' | 'k', number | null])[]): boolean {
+    this.inUse = true;
     const next = { ...(this.laneSettings.get(lane) ?? {}) };
     for (const [field, value] of fields) {
       if (value === null) delete next[field];
@@ -345,6 +350,7 @@ export class Flow {
 
   /** pause-lane: true when it was not paused before. */
   pauseLane(lane: string): boolean {
+    this.inUse = true;
     const was = this.pausedLanes.has(lane);
     this.pausedLanes.add(lane);
     this.holdLane(lane);
@@ -360,11 +366,13 @@ export class Flow {
 
   /** throttle, scope lane: a hold in lane-holds (the later of it and one already there), out of ready. */
   throttleLane(lane: string): void {
+    this.inUse = true;
     this.holds.set(lane, { due: false });
     this.holdLane(lane);
   }
 
   throttleQueue(ms: number): void {
+    this.inUse = true;
     this.holdMs = Math.max(this.holdMs ?? 0, ms);
   }
 }

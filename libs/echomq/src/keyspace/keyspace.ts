@@ -22,6 +22,9 @@ import { assertQueueName } from './queue-name';
  *   <p>:{q}:lane-active                            lane -> jobs of it in active (hash)
  *   <p>:{q}:lane:<lane>                            a lane's own settings: weight, concurrency (hash)
  *   <p>:{q}:lanes-configured                       the lanes that have own settings (set)
+ *   <p>:{q}:flow                                   present once the queue used a limit, a lane
+ *                                                  setting or pause, a throttle or a priority
+ *                                                  above 0: the claim's shortcut is off (string)
  *   <p>:{q}:lane-rate:<lane>                       a lane's starts per slice of its rate window (hash)
  *   <p>:{q}:rate                                   the queue's starts per slice of its rate window (hash)
  *   <p>:{q}:hold                                   the queue held back until it expires (string, PX)
@@ -68,6 +71,7 @@ export class QueueKeys {
   readonly laneTimers: string;
   readonly laneHolds: string;
   readonly configuredLanes: string;
+  readonly flow: string;
   readonly pausedLanes: string;
   readonly laneActive: string;
   readonly settings: string;
@@ -108,6 +112,7 @@ export class QueueKeys {
     this.laneTimers = `${this.base}lane-timers`;
     this.laneHolds = `${this.base}lane-holds`;
     this.configuredLanes = `${this.base}lanes-configured`;
+    this.flow = `${this.base}flow`;
     this.pausedLanes = `${this.base}lanes-paused`;
     this.laneActive = `${this.base}lane-active`;
     this.settings = `${this.base}settings`;

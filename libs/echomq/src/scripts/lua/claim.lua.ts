@@ -105,13 +105,14 @@ if #due > 0 then
 end
 record(KEYS[2], deadline, replay_ttl)
 
--- A queue that uses no limits, no priority above 0, holds no lane and gave the default lane
--- no settings is told by one EXISTS (after promotion, which can make a level ready); the
--- reads that would find nothing are then skipped.
-local upper = {}
-for l = 1, TOP_LEVEL do upper[#upper + 1] = ready_key(l) end
-local plain = redis.call('EXISTS', K_SETTINGS, K_HELD, K_TIMERS, K_HOLDS, BASE .. 'lane:' .. DEFAULT_LANE,
-  unpack(upper)) == 0
+-- A queue that never used limits, lane settings or pauses, throttles or priorities above 0
+-- has no flow mark (flow_in_use, read after promotion, which can set it): the reads that
+-- could only find nothing are then skipped.
+-- One EXISTS for the common case: no mark and not paused (a RateLimitedError's hold sets
+-- the mark too).
+local marked_or_paused = redis.call('EXISTS', K_FLOW, KEYS[9])
+if marked_or_paused == 0 then flow_mark = false end
+local plain = not flow_on()
 if plain then
   timer_head = false
 else
@@ -125,8 +126,8 @@ end
 local function header(limited_until)
   return { next_run_at(), deadline, limited_until, now }
 end
--- Paused, or held by a RateLimitedError (one EXISTS for the common case of neither).
-if redis.call('EXISTS', KEYS[9], K_HOLD) > 0 then
+-- Paused, or held by a RateLimitedError.
+if marked_or_paused > 0 and redis.call('EXISTS', KEYS[9], K_HOLD) > 0 then
   if redis.call('EXISTS', KEYS[9]) == 1 then
     return header(-1)
   end
@@ -166,12 +167,20 @@ local left = want
 -- Start at the highest level; one EXISTS tells when no level above 0 has work (the common
 -- queue that uses no priorities), saving an empty look at each.
 local level = TOP_LEVEL
-if plain or redis.call('EXISTS', unpack(upper)) == 0 then level = 0 end
+if plain then
+  level = 0
+else
+  local upper = {}
+  for l = 1, TOP_LEVEL do upper[#upper + 1] = ready_key(l) end
+  if redis.call('EXISTS', unpack(upper)) == 0 then level = 0 end
+end
 -- Per lane, read once per call: weight, cap, jobs in active before this call, jobs started now.
 local rules, started = {}, {}
 local adopted = false
 -- Lanes held back by this call; past CLAIM_HOLDS_MAX the walk stops and passes the wake on.
 local holds, timed = 0, false
+-- The lane served last still has work and is still ready (so work is left).
+local kept_work = false
 -- The pass of the lane served last at the current level: the level's virtual time, written
 -- once when the claim leaves the level.
 local served = nil
@@ -194,8 +203,9 @@ while left > 0 and level >= 0 do
     local lane, pass = top[1], tonumber(top[2])
     local rule = rules[lane]
     if not rule then
+      -- (unmarked, no lane has settings and the queue has no limits: weight 1, no cap)
       local weight, cap = 1, nil
-      if not (plain and lane == DEFAULT_LANE) then weight, cap = lane_rules(lane) end
+      if not plain then weight, cap = lane_rules(lane) end
       rule = { weight = weight, cap = cap, active = cap and lane_active(lane) or 0, started = 0 }
       rules[lane] = rule
     end
@@ -211,6 +221,7 @@ while left > 0 and level >= 0 do
       -- Held back, at every level (a cap and a rate limit are the lane's, not a level's),
       -- until a slot frees or its window opens.
       hold_lane(lane)
+      kept_work = false
       if opening then
         redis.call('ZADD', K_TIMERS, opening, lane)
         timed = true
@@ -250,7 +261,9 @@ while left > 0 and level >= 0 do
       -- The level's virtual time is the pass the served lane has now: a lane that runs empty
       -- and gets work again rejoins there, having paid for what it just started.
       local after = pass + took / weight
-      if took < room or redis.call('EXISTS', key) == 0 then
+      -- Whether the lane keeps work (then the wake pass-on below needs no look of its own).
+      kept_work = took == room and redis.call('EXISTS', key) == 1
+      if not kept_work then
         if took > 0 then served = after end
         redis.call('ZREM', ready, lane)
       elseif top[3] then
@@ -272,7 +285,7 @@ end
 
 leave_level()
 for _, lane in ipairs(started) do
-  redis.call('HINCRBY', K_LANE_ACTIVE, lane, rules[lane].started)
+  if counted(lane) then redis.call('HINCRBY', K_LANE_ACTIVE, lane, rules[lane].started) end
 end
 if #ids > 0 then
   zadd_all(KEYS[4], deadline, ids)
@@ -293,6 +306,7 @@ if timed then
   out[1] = next_run_at()
 end
 local function work_left()
+  if kept_work then return true end
   for l = level, 0, -1 do
     if redis.call('EXISTS', ready_key(l)) == 1 then return true end
   end

@@ -25,7 +25,7 @@ local DEFAULT_LANE = '${DEFAULT_LANE}'
 local TOP_LEVEL = ${PRIORITY_MAX}
 local RATE_SLICES = ${RATE_SLICES}
 local K_VTIME, K_HELD, K_TIMERS = BASE .. 'vtime', BASE .. 'held', BASE .. 'lane-timers'
-local K_HOLDS, K_CONFIGURED = BASE .. 'lane-holds', BASE .. 'lanes-configured'
+local K_HOLDS, K_CONFIGURED, K_FLOW = BASE .. 'lane-holds', BASE .. 'lanes-configured', BASE .. 'flow'
 local CLAIM_HOLDS_MAX = ${CLAIM_HOLDS_MAX}
 local K_PAUSED, K_LANE_ACTIVE = BASE .. 'lanes-paused', BASE .. 'lane-active'
 local K_SETTINGS, K_RATE, K_HOLD, K_WAITING = BASE .. 'settings', BASE .. 'rate', BASE .. 'hold', BASE .. 'waiting'
@@ -120,7 +120,34 @@ end
 -- Work arrived in (lane, level)'s pending set: the lane joins ready at the level's virtual
 -- time (so it is served within one round), or, while it is held back, the level is noted
 -- for its return.
+-- The flow mark: set once the queue uses flow control beyond plain lanes (limits, lane
+-- settings or pauses, throttles, priorities above 0), for good. Without it a claim skips every
+-- read that could only find nothing, and the default lane's active jobs go uncounted (no cap
+-- can apply to them yet); the call that sets it counts them from the active set: every active
+-- job not counted in another lane is the default lane's.
+local flow_mark = nil
+local function flow_on()
+  if flow_mark == nil then flow_mark = redis.call('EXISTS', K_FLOW) == 1 end
+  return flow_mark
+end
+
+local function flow_in_use()
+  if redis.call('SET', K_FLOW, '1', 'NX') then
+    local others = 0
+    for _, n in ipairs(redis.call('HVALS', K_LANE_ACTIVE)) do others = others + tonumber(n) end
+    local default_active = redis.call('ZCARD', BASE .. 'active') - others
+    if default_active > 0 then redis.call('HSET', K_LANE_ACTIVE, DEFAULT_LANE, default_active) end
+  end
+  flow_mark = true
+end
+
+-- Whether a lane's jobs in active are counted in lane-active.
+local function counted(lane)
+  return lane ~= DEFAULT_LANE or flow_on()
+end
+
 local function offer(lane, level)
+  if level > 0 then flow_in_use() end
   local held = redis.call('HGET', K_HELD, lane)
   if held then
     if not has_level(held, level) then redis.call('HSET', K_HELD, lane, held .. level) end
@@ -248,12 +275,13 @@ local function leaving()
     settle = function(wake_key)
       local restored = false
       for _, lane in ipairs(order) do
-        if redis.call('HINCRBY', K_LANE_ACTIVE, lane, -by_lane[lane]) <= 0 then
+        if counted(lane) and redis.call('HINCRBY', K_LANE_ACTIVE, lane, -by_lane[lane]) <= 0 then
           redis.call('HDEL', K_LANE_ACTIVE, lane)
         end
-        if try_restore(lane) then restored = true end
+        -- (without the flow mark nothing is held and no claim waits for a slot)
+        if flow_on() and try_restore(lane) then restored = true end
       end
-      if #order > 0 and (redis.call('DEL', K_WAITING) == 1 or restored) then wake(wake_key) end
+      if #order > 0 and flow_on() and (redis.call('DEL', K_WAITING) == 1 or restored) then wake(wake_key) end
     end,
   }
 end

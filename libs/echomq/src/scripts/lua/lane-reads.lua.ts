@@ -36,7 +36,16 @@ for _, set in ipairs(sets) do
 end
 for i = 1, #held, 2 do view(held[i]).held = 1 end
 local active = redis.call('HGETALL', K_LANE_ACTIVE)
-for i = 1, #active, 2 do view(active[i]).active = tonumber(active[i + 1]) end
+local others = 0
+for i = 1, #active, 2 do
+  view(active[i]).active = tonumber(active[i + 1])
+  others = others + tonumber(active[i + 1])
+end
+if not flow_on() then
+  -- Without the flow mark the default lane's active jobs are not counted: they are the rest.
+  local default_active = redis.call('ZCARD', BASE .. 'active') - others
+  if default_active > 0 then view(DEFAULT_LANE).active = default_active end
+end
 for _, lane in ipairs(redis.call('SMEMBERS', K_PAUSED)) do view(lane).paused = 1 end
 for _, lane in ipairs(redis.call('SMEMBERS', K_CONFIGURED)) do view(lane) end
 

@@ -22,6 +22,7 @@ local prior = replayed(KEYS[2])
 if prior then return tonumber(prior) end
 
 local paused = redis.call('SADD', KEYS[3], lane)
+flow_in_use()
 hold_lane(lane)
 if paused == 1 then emit(KEYS[4], maxlen, 'type', 'lane-paused', 'ids', '', 'lane', lane) end
 record(KEYS[2], paused, replay_ttl)

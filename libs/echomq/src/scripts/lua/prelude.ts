@@ -12,6 +12,7 @@
  *   l lane (absent: the default lane)   y priority level (absent: 0)   t the job's own timeout ms
  */
 import { FLOW_PRELUDE } from './flow';
+import { helpersFor } from './shake';
 import { ERROR_TEXT_MAX, EVENT_ERROR_MAX_BYTES, LUA_UNPACK_SLICE, SCRIPT_BATCH_MAX } from '../limits';
 
 /**
@@ -217,7 +218,10 @@ local function budget(m, w)
 end
 `;
 
-/** Composes a script: its documented header, then the shared helpers, then its body. */
+/**
+ * Composes a script: its documented header, then the shared helpers its body calls (and only
+ * those: see shake.ts), then its body.
+ */
 export function luaScript(header: string, body: string): string {
-  return `${header.trim()}\n${PRELUDE}\n${FLOW_PRELUDE}\n${body.trim()}\n`;
+  return `${header.trim()}\n${helpersFor(`${PRELUDE}\n${FLOW_PRELUDE}`, body)}\n${body.trim()}\n`;
 }

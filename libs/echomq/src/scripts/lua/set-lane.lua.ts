@@ -58,6 +58,7 @@ end
 local prior = replayed(KEYS[2])
 if prior then return tonumber(prior) end
 
+flow_in_use()
 if #sets > 0 then redis.call('HSET', KEYS[3], unpack(sets)) end
 -- (Redis deletes a hash with its last field, so a lane without settings leaves no key)
 if #clears > 0 then redis.call('HDEL', KEYS[3], unpack(clears)) end

@@ -69,6 +69,7 @@ end
 local prior = replayed(KEYS[2])
 if prior then return tonumber(prior) end
 
+flow_in_use()
 if #sets > 0 then redis.call('HSET', KEYS[3], unpack(sets)) end
 if #clears > 0 then redis.call('HDEL', KEYS[3], unpack(clears)) end
 -- (settings() is first read here, after the writes, so the lanes are judged by the new caps)

@@ -45,6 +45,7 @@ local lane, level = place(l, y)
 redis.call('ZREM', KEYS[3], id)
 redis.call('HINCRBY', row, 'b', 1)
 redis.call('HDEL', row, 'c')
+flow_in_use()
 -- The hold first, so the lane's return below (its cap freed) does not outrun it.
 if scope == 'queue' then
   if redis.call('PTTL', K_HOLD) < hold_ms then redis.call('SET', K_HOLD, '1', 'PX', hold_ms) end
