@@ -53,6 +53,29 @@ local function batch_arg(i, first, per)
   return n
 end
 
+-- Settings as field/value pairs from ARGV[first] on (n pairs), each field one of ranges
+-- ({ field = { min, max } }) and given once; '' clears a field. Refuses before any write.
+-- Returns the HSET list of the fields set, the fields cleared, and field -> value given.
+local function setting_pairs(first, n, ranges, what)
+  local sets, clears, given = {}, {}, {}
+  for i = 0, n - 1 do
+    local at = first + i * 2
+    local field, value = ARGV[at], ARGV[at + 1]
+    local range = ranges[field]
+    if not range then refuse('ARGV[' .. at .. '] is not ' .. what) end
+    if given[field] ~= nil then refuse('ARGV[' .. at .. '] repeats the field ' .. field) end
+    if value == '' then
+      clears[#clears + 1] = field
+    else
+      int_arg(at + 1, range[1], range[2])
+      sets[#sets + 1] = field
+      sets[#sets + 1] = value
+    end
+    given[field] = value
+  end
+  return sets, clears, given
+end
+
 -- Replay safety (invariant 9). KEYS[2] of a write script is its request's reply key; a
 -- call that ran records its reply there for the replay window, and a repeat of the same
 -- request (a resend after a lost reply, a retry) returns that reply and changes nothing.

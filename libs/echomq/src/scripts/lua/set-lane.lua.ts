@@ -37,23 +37,7 @@ local replay_ttl = int_arg(2, 1, 1000000000000)
 local n = int_arg(3, 1, 2)
 if #ARGV ~= 3 + 2 * n then refuse('expected ' .. n .. ' field/value pairs from ARGV[4]') end
 if KEYS[3] ~= BASE .. 'lane:' .. lane then refuse('KEYS[3] must be the settings key of lane ' .. lane) end
-local RANGES = { ${RANGES} }
-local sets, clears, given = {}, {}, {}
-for i = 0, n - 1 do
-  local at = 4 + i * 2
-  local field, value = ARGV[at], ARGV[at + 1]
-  local range = RANGES[field]
-  if not range then refuse('ARGV[' .. at .. '] must be w or k') end
-  if given[field] then refuse('ARGV[' .. at .. '] repeats the field ' .. field) end
-  given[field] = true
-  if value == '' then
-    clears[#clears + 1] = field
-  else
-    int_arg(at + 1, range[1], range[2])
-    sets[#sets + 1] = field
-    sets[#sets + 1] = value
-  end
-end
+local sets, clears = setting_pairs(4, n, { ${RANGES} }, 'a lane setting (w or k)')
 
 local prior = replayed(KEYS[2])
 if prior then return tonumber(prior) end

@@ -41,25 +41,8 @@ export const SET_LIMITS_LUA = luaScript(
   `
 local replay_ttl = int_arg(1, 1, 1000000000000)
 local n = batch_arg(2, 3, 2)
-local RANGES = { ${RANGES} }
 local PAIRS = { rm = 'rw', rw = 'rm', lm = 'lw', lw = 'lm' }
-
-local given, sets, clears = {}, {}, {}
-for i = 0, n - 1 do
-  local at = 3 + i * 2
-  local field, value = ARGV[at], ARGV[at + 1]
-  local range = RANGES[field]
-  if not range then refuse('ARGV[' .. at .. '] is not a limit field') end
-  if given[field] ~= nil then refuse('ARGV[' .. at .. '] repeats the field ' .. field) end
-  if value == '' then
-    clears[#clears + 1] = field
-  else
-    int_arg(at + 1, range[1], range[2])
-    sets[#sets + 1] = field
-    sets[#sets + 1] = value
-  end
-  given[field] = value
-end
+local sets, clears, given = setting_pairs(3, n, { ${RANGES} }, 'a limit field')
 for field, other in pairs(PAIRS) do
   if given[field] ~= nil and (given[other] == nil or (given[field] == '') ~= (given[other] == '')) then
     refuse('a rate limit sets both ' .. field .. ' and ' .. other .. ', or clears both')
