@@ -113,6 +113,21 @@ describe('claim: flow control', () => {
     await expectFlowConsistent(redis, ctx.keys);
   });
 
+  it('counts the default lane right when a throttle is the first use of flow control', async () => {
+    await enqueueIn(ctx, mint, [
+      ['default', 0],
+      ['default', 0],
+    ]);
+    const [first, second] = await claimUpTo(ctx, 2);
+    // No mark yet: the default lane's active jobs are not counted.
+    expect(await redis.exists(ctx.keys.flow)).toBe(0);
+    await throttleJob(ctx, first, 1_000, 'queue');
+    expect(await redis.hget(ctx.keys.laneActive, 'default')).toBe('1');
+    await completeJobs(ctx, [{ claim: second, result: '' }], 0);
+    expect(await redis.hget(ctx.keys.laneActive, 'default')).toBeNull();
+    await expectFlowConsistent(redis, ctx.keys);
+  });
+
   it('holds a capped lane at every level, so no level keeps it ready', async () => {
     await writeLimits(ctx, { laneConcurrency: 1 });
     await enqueueIn(ctx, mint, [

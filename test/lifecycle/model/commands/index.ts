@@ -485,10 +485,13 @@ export const flowSetup: fc.Arbitrary<Cmd[]> = fc
     fc.constantFrom(1, 2, 3, 3),
     fc.constantFrom<number | undefined>(undefined, undefined, 1, 2),
     fc.array(jobSpec(0, true), { minLength: 5, maxLength: 9 }),
+    // One run in four starts as a plain queue (no flow mark): the first limit, lane setting,
+    // pause, throttle or priority then marks it while jobs are active.
+    fc.constantFrom(false, false, false, true),
   )
-  .map(([weight, cap, specs]) => [
-    new SetLane('a', { weight }, false),
-    ...(cap === undefined ? [] : [new SetLimits({ laneConcurrency: cap }, false)]),
+  .map(([weight, cap, specs, plain]) => [
+    ...(plain ? [] : [new SetLane('a', { weight }, false)]),
+    ...(cap === undefined || plain ? [] : [new SetLimits({ laneConcurrency: cap }, false)]),
     new Enqueue(
       [
         {
@@ -498,7 +501,7 @@ export const flowSetup: fc.Arbitrary<Cmd[]> = fc
             when: 'now' as const,
             reuse: null,
             lane: i % 5 === 4 ? 0 : 1 + (i % 2),
-            priority: i % 4 === 3 ? s.priority : 0,
+            priority: i % 4 === 3 && !plain ? s.priority : 0,
           })),
           size: specs.length,
         },

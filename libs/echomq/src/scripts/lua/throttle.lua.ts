@@ -42,10 +42,12 @@ if not held then
 end
 
 local lane, level = place(l, y)
+-- The mark first, while the job is still in active: a first mark counts the default lane's
+-- active jobs from the active set, and this job is counted out of its lane below.
+flow_in_use()
 redis.call('ZREM', KEYS[3], id)
 redis.call('HINCRBY', row, 'b', 1)
 redis.call('HDEL', row, 'c')
-flow_in_use()
 -- The hold first, so the lane's return below (its cap freed) does not outrun it.
 if scope == 'queue' then
   if redis.call('PTTL', K_HOLD) < hold_ms then redis.call('SET', K_HOLD, '1', 'PX', hold_ms) end
