@@ -1,6 +1,7 @@
 import {
   claimJobs,
   completeJobs,
+  reapExpired,
   resumeLane,
   throttleJob,
   writeLimits,
@@ -10,7 +11,7 @@ import {
 import type { Redis } from 'ioredis';
 import { serverNowMs } from '../support/assertions';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
-import { claimUpTo, enqueueIn, expectFlowConsistent } from './support/flow';
+import { claimUpTo, enqueueIn, expectFlowConsistent, flowSnapshot, flowViolations } from './support/flow';
 
 /**
  * The claim's choices in the situations a review of the first version found wrong: a lane
@@ -125,6 +126,19 @@ describe('claim: flow control', () => {
     expect(await redis.hget(ctx.keys.laneActive, 'default')).toBe('1');
     await completeJobs(ctx, [{ claim: second, result: '' }], 0);
     expect(await redis.hget(ctx.keys.laneActive, 'default')).toBeNull();
+    await expectFlowConsistent(redis, ctx.keys);
+  });
+
+  it('the reaper resets lane counts that drifted once nothing is active, and a lane they held returns', async () => {
+    await writeLimits(ctx, { laneConcurrency: 1 });
+    await enqueueIn(ctx, mint, [['a', 0]]);
+    // A count left by a row deleted behind EchoMQ's back: one active job of 'a' that is not.
+    await redis.hset(ctx.keys.laneActive, 'a', 1);
+    expect(await claimUpTo(ctx, 1)).toEqual([]);
+    expect(await flowViolations(redis, ctx.keys, await flowSnapshot(redis, ctx.keys))).not.toEqual([]);
+    await reapExpired(ctx, 100);
+    expect(await redis.exists(ctx.keys.laneActive)).toBe(0);
+    expect(lanes(await claimUpTo(ctx, 1))).toEqual(['a']);
     await expectFlowConsistent(redis, ctx.keys);
   });
 

@@ -3,7 +3,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { Processor, QueueService, UnrecoverableError, type Job, type QueueEvent } from '@app/echomq';
+import {
+  Processor,
+  QueueService,
+  RateLimitedError,
+  UnrecoverableError,
+  type Job,
+  type QueueEvent,
+} from '@app/echomq';
 import { Reaper } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { connect, redisUrl, uniqueQueue } from '../support/redis';
@@ -64,6 +71,9 @@ class AclProcessor {
       case 'doom': // straight to dead; succeeds once retried
         if (job.attempt === 1) throw new UnrecoverableError('doomed');
         return 'retried';
+      case 'limited': // a throttle of its lane, then it runs again
+        if (job.attempt === 1) throw new RateLimitedError(50, { scope: 'lane' });
+        return 'throttled';
       case 'slow': // holds its lease until a heartbeat extended it
         await job.progress({ step: 1 });
         await gate(job.id);
@@ -132,13 +142,44 @@ describe('a worker under an ACL user scoped to its key prefix', () => {
       await expect(queues.waitFor(QUEUE, doom, 10_000)).resolves.toBe('retried');
       expect(await queues.remove(QUEUE, later)).toBe('schedule');
 
+      // Flow control: the first use marks the queue (and counts its default lane), limits, lane
+      // settings, a lane's pause, a priority, a throttle, and the reads across lanes.
+      const urgent = await queues.enqueue(QUEUE, { kind: 'plain' }, { priority: 5, lane: 'tenant-a' });
+      await expect(queues.waitFor(QUEUE, urgent, 10_000)).resolves.toBe('ok');
+      await queues.setLimits(QUEUE, { laneConcurrency: 5, rateLimit: { max: 1_000, windowMs: 1_000 } });
+      expect(await queues.getLimits(QUEUE)).toMatchObject({ laneConcurrency: 5 });
+      await queues.setLane(QUEUE, 'tenant-a', { weight: 2 });
+      await queues.pauseLane(QUEUE, 'tenant-b');
+      const parked = await queues.enqueue(QUEUE, { kind: 'plain' }, { lane: 'tenant-b' });
+      expect((await queues.lanes(QUEUE)).map((lane) => [lane.lane, lane.paused, lane.pending])).toEqual([
+        ['tenant-a', false, 0],
+        ['tenant-b', true, 1],
+      ]);
+      await queues.resumeLane(QUEUE, 'tenant-b');
+      await expect(queues.waitFor(QUEUE, parked, 10_000)).resolves.toBe('ok');
+      const limited = await queues.enqueue(QUEUE, { kind: 'limited' }, { lane: 'tenant-a' });
+      await expect(queues.waitFor(QUEUE, limited, 10_000)).resolves.toBe('throttled');
+      expect(await queues.laneHolds(QUEUE)).toEqual({});
+      expect(await queues.heldUntil(QUEUE)).toBeNull();
+
       // The registry's idleness check and removal: a queue registered but never used is dropped.
       const idle = uniqueQueue('acl-idle');
       await queues.register(idle);
       expect(await app.get(Reaper).prune()).toContain(idle);
 
       const types = new Set(events.map((event) => event.type));
-      for (const type of ['enqueued', 'claimed', 'extended', 'progress', 'failed', 'promoted', 'dead']) {
+      for (const type of [
+        'enqueued',
+        'claimed',
+        'extended',
+        'progress',
+        'failed',
+        'promoted',
+        'dead',
+        'throttled',
+        'lane-paused',
+        'lane-resumed',
+      ]) {
         expect(types).toContain(type);
       }
     } finally {

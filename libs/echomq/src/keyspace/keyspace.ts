@@ -19,7 +19,8 @@ import { assertQueueName } from './queue-name';
  *   <p>:{q}:lane-timers                            rate-held lanes -> when their window opens (zset)
  *   <p>:{q}:lane-holds                             throttled lanes (RateLimitedError) -> until when (zset)
  *   <p>:{q}:lanes-paused                           paused lanes (set)
- *   <p>:{q}:lane-active                            lane -> jobs of it in active (hash)
+ *   <p>:{q}:lane-active                            lane -> jobs of it in active (hash; the default
+ *                                                  lane's only once the queue has the flow mark)
  *   <p>:{q}:lane:<lane>                            a lane's own settings: weight, concurrency (hash)
  *   <p>:{q}:lanes-configured                       the lanes that have own settings (set)
  *   <p>:{q}:flow                                   present once the queue used a limit, a lane

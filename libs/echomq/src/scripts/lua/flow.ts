@@ -132,12 +132,14 @@ local function flow_on()
 end
 
 local function flow_in_use()
-  if redis.call('SET', K_FLOW, '1', 'NX') then
-    local others = 0
-    for _, n in ipairs(redis.call('HVALS', K_LANE_ACTIVE)) do others = others + tonumber(n) end
-    local default_active = redis.call('ZCARD', BASE .. 'active') - others
-    if default_active > 0 then redis.call('HSET', K_LANE_ACTIVE, DEFAULT_LANE, default_active) end
-  end
+  if flow_on() then return end
+  -- Reads first, then the writes: a script that fails part-way is not undone by Redis.
+  local others = 0
+  local counts = redis.call('HGETALL', K_LANE_ACTIVE)
+  for i = 2, #counts, 2 do others = others + tonumber(counts[i]) end
+  local default_active = redis.call('ZCARD', BASE .. 'active') - others
+  if default_active > 0 then redis.call('HSET', K_LANE_ACTIVE, DEFAULT_LANE, default_active) end
+  redis.call('SET', K_FLOW, '1')
   flow_mark = true
 end
 

@@ -9,7 +9,8 @@ export const REAP_LUA = luaScript(
 -- a reaper decides as the serving worker would without knowing its options.
 -- Each reaped job is counted out of its lane's active jobs (the lane's count is reconciled:
 -- a crashed worker's jobs free their lane's cap here) and goes back into its own lane's
--- pending at its level (row 'l', 'y').
+-- pending at its level (row 'l', 'y'). With nothing left in active, lane-active is reset
+-- (every count is 0 then, whatever drift came before) and held lanes may return.
 -- KEYS[1] fence   KEYS[2] active   KEYS[3] pending (the default lane's at level 0; other
 -- lanes' pending sets are composed from the base)   KEYS[4] dead   KEYS[5] metrics
 -- KEYS[6] events   KEYS[7] wake
@@ -57,6 +58,17 @@ if #to_dead > 0 then
   emit(KEYS[6], maxlen, 'type', 'dead', 'ids', table.concat(to_dead, ','), 'error', 'lease expired')
 end
 bump(KEYS[5], 'orphans', orphans)
+-- The reaper reconciles the lane counts: with nothing in active every count is 0, whatever
+-- drift came before (an orphan above, whose lane its missing row cannot tell; a settle by an
+-- older version), and a lane its cap held returns.
+if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', K_LANE_ACTIVE) == 1 then
+  redis.call('DEL', K_LANE_ACTIVE)
+  local restored = false
+  for _, lane in ipairs(redis.call('HKEYS', K_HELD)) do
+    if try_restore(lane) then restored = true end
+  end
+  if restored then wake(KEYS[7]) end
+end
 local more = 0
 if #expired == limit and redis.call('ZCOUNT', KEYS[2], '-inf', now) > 0 then more = 1 end
 return { #to_pending, #to_dead, more }

@@ -53,8 +53,9 @@ function statementsOf(helpers: string): Statement[] {
   return statements;
 }
 
+/** `name` as an identifier: not part of a longer one, not a field (`t.name`; `'x'..name` is). */
 function mentions(text: string, name: string): boolean {
-  return new RegExp(`(^|[^\\w.])${name}(?!\\w)`).test(text);
+  return new RegExp(`(?<!\\w)(?<![^.]\\.)(?<!^\\.)${name}(?!\\w)`, 'm').test(text);
 }
 
 /** The helper statements `body` needs, transitively, in their original order. */
