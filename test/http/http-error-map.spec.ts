@@ -1,16 +1,21 @@
 import * as publicSurface from '@app/echomq';
 import { httpStatusOf, RateLimitedError } from '@app/echomq';
 import * as errorsModule from '@app/echomq/errors';
+import * as flowErrorsModule from '@app/echomq/flow-errors';
 import { errorResponseOf } from '@app/echomq/http/error-response';
 import { hasOwnHttpMapping } from '@app/echomq/http/http-error-map';
 import { ERROR_SAMPLES, errorClassesOf } from './support/error-samples';
 
 /**
- * The mapping is total: a new error class in errors.ts (or exported by the public entry)
+ * The mapping is total: a new error class in errors.ts or flow-errors.ts (or exported by the public entry)
  * without its own HTTP answer fails here, instead of silently becoming a 500.
  */
 describe('the HTTP mapping of EchoMQ errors', () => {
-  const classes = new Map([...errorClassesOf(errorsModule), ...errorClassesOf(publicSurface)]);
+  const classes = new Map([
+    ...errorClassesOf(errorsModule),
+    ...errorClassesOf(flowErrorsModule),
+    ...errorClassesOf(publicSurface),
+  ]);
 
   it('finds the error classes it checks', () => {
     // Guards the walk itself: if it found nothing, the totality check below would pass vacuously.

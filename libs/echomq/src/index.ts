@@ -109,11 +109,9 @@ export {
   JobDataInvalidError,
   JobResultInvalidError,
   ModuleImportedTwiceError,
-  RateLimitedError,
-  type RateLimitedOptions,
-  JobTimeoutError,
   type SchemaIssue,
 } from './errors';
+export { RateLimitedError, type RateLimitedOptions, JobTimeoutError } from './flow-errors';
 export { NodeLeaseLostError } from './ids/node-lease-lost-error';
 
 // HTTP: the exception filter that answers EchoMQ's errors with their status and `code`.

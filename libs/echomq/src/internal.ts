@@ -3,6 +3,7 @@
 // benchmarks and tests; no stability promise is made for anything here.
 export * from './index';
 export * from './errors';
+export * from './flow-errors';
 export * from './ids';
 export * from './keyspace';
 export * from './scripts';

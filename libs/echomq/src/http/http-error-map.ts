@@ -12,18 +12,17 @@ import {
   JobNotFoundError,
   JobResultInvalidError,
   JobStateError,
-  JobTimeoutError,
   ModuleImportedTwiceError,
   OutcomeUnknownError,
   PayloadTooLargeError,
   ProcessorDefinitionError,
-  RateLimitedError,
   RedisUnavailableError,
   RedisVersionError,
   StaleJobError,
   UnrecoverableError,
   WaitTimeoutError,
 } from '../errors';
+import { JobTimeoutError, RateLimitedError } from '../flow-errors';
 import { NodeLeaseLostError } from '../ids/node-lease-lost-error';
 
 /** How one error class is answered over HTTP. */

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
-import { NodeLeaseLostError, type JobId } from '../ids';
+import { InvalidArgumentError } from '../errors';
+import type { JobId } from '../ids';
 import { assertJobId, queueKeys, queueRegistryKey, type StateSet } from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
 import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
 import { resolveModuleSettings } from '../module/echomq-options';
-import { JOB_ID_MINTER, JOB_ID_READY_TIMEOUT_MS, type JobIdMinter } from '../module/tokens';
+import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
 import {
   readJobView,
   readJobViews,
@@ -15,7 +15,8 @@ import {
   type RemovedFrom,
   type ScriptContext,
 } from '../scripts';
-import { buildJobRecord, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
+import type { EnqueueOptions, JobToEnqueue } from './enqueue-options';
+import { Enqueuer } from './enqueuer';
 import { toJobView, type JobView } from './job-view';
 import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
 import type { QueueEventListener } from '../events/queue-event';
@@ -28,11 +29,9 @@ import type { LaneView } from '../scripts/lane-reads';
 import type { FlowLimits } from '../scripts/set-limits';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
 
-import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
+import { ENQUEUE_MANY_MAX } from '../scripts/limits';
 import { newRequestId } from '../scripts/request-id';
 import { repeatUntilKnown } from '../scripts/repeat';
-import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
-import { checkJobData } from './check-job-data';
 import type { QueueDefinition } from './queue-definition';
 import { QueueDefinitions } from './queue-definitions';
 import { QueueRegistration } from './queue-registration';
@@ -53,20 +52,23 @@ export class QueueService implements OnApplicationBootstrap {
   private readonly processorOptions = new Map<string, QueueOptions>();
   /** One event reader per queue someone listens to, closed when idle. */
   private readonly readers: QueueEventReaders;
-  private readonly batchers = new Map<string, EnqueueBatcher>();
+  private readonly enqueuer: Enqueuer;
   /** Typed definitions this application declared (forFeature, @Processor, queue()): their data schemas apply at enqueue. */
   private readonly definitions = new QueueDefinitions();
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
     private readonly connections: RedisConnections,
-    @Inject(JOB_ID_MINTER) private readonly minter: JobIdMinter,
+    @Inject(JOB_ID_MINTER) minter: JobIdMinter,
   ) {
     this.settings = resolveModuleSettings(options);
     this.registration = new QueueRegistration(connections, this.settings.keyPrefix, (queue) =>
       configuredLimits(this.options.defaults, this.options.queues?.[queue], this.processorOptions.get(queue)),
     );
     this.readers = new QueueEventReaders(connections, READER_IDLE_MS, this.settings.keyPrefix);
+    this.enqueuer = new Enqueuer(this.settings, minter, this.definitions, async (queue) => {
+      if (this.registration.needed(queue)) await this.register(queue);
+    });
     connections.beforeClose(() => this.readers.stopAll());
   }
 
@@ -167,44 +169,7 @@ export class QueueService implements OnApplicationBootstrap {
    * blocks Redis while it runs, so a larger batch is refused before anything is sent.
    */
   async enqueueMany<T>(queue: string, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
-    const ctx = this.context(queue);
-    if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
-      throw new InvalidArgumentError(
-        `enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs (one script call moves at most that many, ` +
-          'so Redis is never blocked for more than a few milliseconds); split larger batches',
-      );
-    }
-    if (jobs.length === 0) return [];
-    const schema = this.definitions.get(queue)?.schemas.data;
-    if (schema) await checkJobData(queue, schema, jobs);
-    // Only the job's own maxAttempts goes on its row: this process's configuration does not
-    // decide the budget of jobs that other processes serve.
-    const ids = await this.mintIds(jobs.length);
-    // Of several jobs, a refusal names the one to fix (jobs[3].lane ...), as the schema check does.
-    const at = (index: number): string => (jobs.length > 1 ? `jobs[${index}]` : '');
-    const records = jobs.map((job, index) =>
-      buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, at(index)),
-    );
-    const bytes = payloadBytes(records);
-    if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
-    if (this.registration.needed(queue)) await this.register(queue);
-    const outcomes = await this.batcher(queue, ctx).submit(records);
-    return outcomes.map((outcome) => outcome.id as JobId);
-  }
-
-  /**
-   * Ids are minted only on a node number this process holds (docs/model.md, "Why ids are
-   * unique"); while its lease is being confirmed or taken back, enqueue waits, boundedly.
-   */
-  private async mintIds(count: number): Promise<string[]> {
-    const mint = (): string[] => Array.from({ length: count }, () => this.minter.mint());
-    try {
-      return mint();
-    } catch (error) {
-      if (!(error instanceof NodeLeaseLostError)) throw error;
-      await this.minter.ready(JOB_ID_READY_TIMEOUT_MS);
-      return mint();
-    }
+    return this.enqueuer.enqueueMany(this.context(queue), jobs);
   }
 
   /** The job and its state, or undefined when no such job exists (or it finished and was not retained). */
@@ -300,16 +265,6 @@ export class QueueService implements OnApplicationBootstrap {
    */
   async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
     return this.readers.subscribe(queue, listener);
-  }
-
-  private batcher(queue: string, ctx: ScriptContext): EnqueueBatcher {
-    let batcher = this.batchers.get(queue);
-    if (!batcher) {
-      // Repeats of a lost enqueue reply stay well inside the window in which scripts remember it.
-      batcher = new EnqueueBatcher(ctx, this.settings.idempotencyTtlMs, this.settings.replayWindowMs / 2);
-      this.batchers.set(queue, batcher);
-    }
-    return batcher;
   }
 
   /** Workers stop claiming from a paused queue; enqueue keeps working. */

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { JobTimeoutError } from '../errors';
+import { JobTimeoutError } from '../flow-errors';
 import type { RunningJob } from './running-job';
 
 /** What a handler did: returned a value, or threw (or was timed out). */

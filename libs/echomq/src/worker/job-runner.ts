@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '@nestjs/common';
-import { isTransientRedisError, type RateLimitedError, StaleJobError, UnrecoverableError } from '../errors';
+import { isTransientRedisError, StaleJobError, UnrecoverableError } from '../errors';
+import type { RateLimitedError } from '../flow-errors';
 import { jsonText } from '../json';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
 import { failJob, releaseJobs, throttleJob, type FailOutcome, type ScriptContext } from '../scripts';

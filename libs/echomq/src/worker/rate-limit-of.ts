@@ -1,4 +1,4 @@
-import { RateLimitedError } from '../errors';
+import { RateLimitedError } from '../flow-errors';
 
 /**
  * The RateLimitedError a handler threw, if it threw one. Besides `instanceof`, an error with

@@ -1,4 +1,5 @@
-import { JobAbortedError, JobTimeoutError } from '../errors';
+import { JobAbortedError } from '../errors';
+import { JobTimeoutError } from '../flow-errors';
 import type { ClaimedJobRecord, ClaimRef } from '../scripts';
 
 /** One claimed job while this process holds it: its claim, its abort switch, its lease as seen locally. */

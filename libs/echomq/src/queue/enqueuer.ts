@@ -1,0 +1,83 @@
+import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
+import { NodeLeaseLostError, type JobId } from '../ids';
+import type { ResolvedModuleSettings } from '../module/echomq-options';
+import { JOB_ID_READY_TIMEOUT_MS, type JobIdMinter } from '../module/tokens';
+import type { ScriptContext } from '../scripts';
+import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
+import { checkJobData } from './check-job-data';
+import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
+import { buildJobRecord, type JobToEnqueue } from './enqueue-options';
+import type { QueueDefinitions } from './queue-definitions';
+
+/**
+ * QueueService's enqueue path: checks a batch (its size, the queue's data schema, every
+ * option), mints the ids, registers the queue when it is due, and hands the records to the
+ * queue's batcher, which merges concurrent callers into one script call.
+ */
+export class Enqueuer {
+  private readonly batchers = new Map<string, EnqueueBatcher>();
+
+  constructor(
+    private readonly settings: ResolvedModuleSettings,
+    private readonly minter: JobIdMinter,
+    private readonly definitions: QueueDefinitions,
+    /** Registers the queue when this process has not lately (QueueRegistration.needed). */
+    private readonly registerIfDue: (queue: string) => Promise<void>,
+  ) {}
+
+  /**
+   * Every job in one script call, all or nothing; ids in input order. At most ENQUEUE_MANY_MAX
+   * jobs and ENQUEUE_CALL_MAX_BYTES of payload: one script call blocks Redis while it runs, so
+   * a larger batch is refused before anything is sent.
+   */
+  async enqueueMany<T>(ctx: ScriptContext, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
+    const queue = ctx.keys.queue;
+    if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
+      throw new InvalidArgumentError(
+        `enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs (one script call moves at most that many, ` +
+          'so Redis is never blocked for more than a few milliseconds); split larger batches',
+      );
+    }
+    if (jobs.length === 0) return [];
+    const schema = this.definitions.get(queue)?.schemas.data;
+    if (schema) await checkJobData(queue, schema, jobs);
+    // Only the job's own maxAttempts goes on its row: this process's configuration does not
+    // decide the budget of jobs that other processes serve.
+    const ids = await this.mintIds(jobs.length);
+    // Of several jobs, a refusal names the one to fix (jobs[3].lane ...), as the schema check does.
+    const at = (index: number): string => (jobs.length > 1 ? `jobs[${index}]` : '');
+    const records = jobs.map((job, index) =>
+      buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, at(index)),
+    );
+    const bytes = payloadBytes(records);
+    if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
+    await this.registerIfDue(queue);
+    const outcomes = await this.batcher(ctx).submit(records);
+    return outcomes.map((outcome) => outcome.id as JobId);
+  }
+
+  /**
+   * Ids are minted only on a node number this process holds (docs/model.md, "Why ids are
+   * unique"); while its lease is being confirmed or taken back, enqueue waits, boundedly.
+   */
+  private async mintIds(count: number): Promise<string[]> {
+    const mint = (): string[] => Array.from({ length: count }, () => this.minter.mint());
+    try {
+      return mint();
+    } catch (error) {
+      if (!(error instanceof NodeLeaseLostError)) throw error;
+      await this.minter.ready(JOB_ID_READY_TIMEOUT_MS);
+      return mint();
+    }
+  }
+
+  private batcher(ctx: ScriptContext): EnqueueBatcher {
+    let batcher = this.batchers.get(ctx.keys.queue);
+    if (!batcher) {
+      // Repeats of a lost enqueue reply stay well inside the window in which scripts remember it.
+      batcher = new EnqueueBatcher(ctx, this.settings.idempotencyTtlMs, this.settings.replayWindowMs / 2);
+      this.batchers.set(ctx.keys.queue, batcher);
+    }
+    return batcher;
+  }
+}
