@@ -24,6 +24,7 @@ import {
 } from '@app/echomq/internal';
 import { Redis } from 'ioredis';
 import { jobRecord } from '../support/assertions';
+import { openMonitor } from '../support/monitor';
 import { connect, idMinter, scriptContext, uniqueQueue } from '../support/redis';
 import { RedisServer } from '../support/redis-server';
 
@@ -54,9 +55,7 @@ class CommandWatch {
   }
 
   static async start(): Promise<CommandWatch> {
-    const starter = connect();
-    const monitor = await starter.monitor();
-    await starter.quit();
+    const monitor = await openMonitor();
     return new CommandWatch(monitor);
   }
 

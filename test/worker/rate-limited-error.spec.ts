@@ -15,6 +15,7 @@ import {
 } from '@app/echomq/internal';
 import { CapturedLog } from '../support/captured-log';
 import { bootApp } from '../support/nest';
+import { openMonitor } from '../support/monitor';
 import { connect, redisUrl, uniqueQueue } from '../support/redis';
 import { closeAll, loopOf, processorClass, serverNow } from './fixtures/support';
 
@@ -83,9 +84,7 @@ class ClaimWatch {
   static async start(queue: string): Promise<ClaimWatch> {
     const sha = createHash('sha1').update(SCRIPTS.emqClaim.lua).digest('hex');
     const active = queueKeys(queue).active;
-    const starter = connect();
-    const monitor = await starter.monitor();
-    await starter.quit();
+    const monitor = await openMonitor();
     const watch = new ClaimWatch(monitor);
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[0]?.toLowerCase() === 'evalsha' && args[1] === sha && args.includes(active)) watch.count += 1;
