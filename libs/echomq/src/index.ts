@@ -33,6 +33,16 @@ export type { RemovedFrom } from './scripts/remove';
 export { STATE_SETS, type StateSet } from './keyspace/keyspace';
 export { isValidQueueName } from './keyspace/queue-name';
 
+// Schedules.
+
+// Job control.
+
+// Deduplication.
+
+// Job logs and cancellation.
+
+// Retention and history.
+
 // Job ids.
 export { isJobId, compareIds, snowflakeParts, type JobId, type SnowflakeParts } from './ids';
 

@@ -17,3 +17,8 @@ export { RedisConnections, createRedisClient } from './connection/redis-connecti
 export * from './connection/redis-version';
 export * from './queue/data-format';
 export * from './worker';
+// schedules
+// job control
+// dedupe
+// job log and cancellation
+// retention

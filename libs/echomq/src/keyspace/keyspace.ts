@@ -39,6 +39,12 @@ import { assertQueueName } from './queue-name';
  *   <p>:{q}:paused                                 pause flag (string)
  *   <p>:{q}:format                                 the queue's data-format version (string)
  *   <p>:{q}:idem:<key>                             idempotency key -> job id
+ *   <p>:{q}:debounce:<key>                         debounce key -> the waiting job it replaces (PX)
+ *   <p>:{q}:once:<key>                             throttle key -> the job of its window (PX)
+ *   <p>:{q}:schedulers                             schedule key -> its definition (hash, JSON)
+ *   <p>:{q}:scheduler-next                         schedule key -> the id of its next occurrence (hash)
+ *   <p>:{q}:cancels                                ids of removed active jobs, for the workers that
+ *                                                  run them (stream, capped)
  *   <p>:{q}:reply:<request id>                     a write call's recorded reply (replay window)
  *   <p>:{q}:fence                                  never exists (see QueueKeys.fence)
  *   <p>:queues                                     registry of queue names (outside any queue's slot)
@@ -79,8 +85,15 @@ export class QueueKeys {
   readonly rate: string;
   readonly hold: string;
   readonly waiting: string;
+  readonly schedulers: string;
+  readonly schedulerNext: string;
+  readonly cancels: string;
   /** Prefix of row keys; scripts append ids they read from this queue's own sets. */
   readonly jobPrefix: string;
+  /** Prefix of debounce keys (see debounce()). */
+  readonly debouncePrefix: string;
+  /** Prefix of throttle keys (see throttleKey()). */
+  readonly throttlePrefix: string;
   /** Prefix of idempotency keys; scripts append keys validated here. */
   readonly idempotencyPrefix: string;
   /**
@@ -120,7 +133,12 @@ export class QueueKeys {
     this.rate = `${this.base}rate`;
     this.hold = `${this.base}hold`;
     this.waiting = `${this.base}waiting`;
+    this.schedulers = `${this.base}schedulers`;
+    this.schedulerNext = `${this.base}scheduler-next`;
+    this.cancels = `${this.base}cancels`;
     this.jobPrefix = `${this.base}job:`;
+    this.debouncePrefix = `${this.base}debounce:`;
+    this.throttlePrefix = `${this.base}once:`;
     this.idempotencyPrefix = `${this.base}idem:`;
     this.fence = `${this.base}fence`;
   }
@@ -164,6 +182,16 @@ export class QueueKeys {
 
   idempotency(key: string): string {
     return this.idempotencyPrefix + assertIdempotencyKey(key);
+  }
+
+  /** A debounce key: the waiting job that later enqueues with the key replace. */
+  debounce(key: string): string {
+    return this.debouncePrefix + assertIdempotencyKey(key);
+  }
+
+  /** A throttle key: the one job its window admits. */
+  throttleKey(key: string): string {
+    return this.throttlePrefix + assertIdempotencyKey(key);
   }
 
   /** Where a write call records its reply, so a repeat of the same request returns it. */

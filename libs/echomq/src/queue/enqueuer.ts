@@ -60,8 +60,8 @@ export class Enqueuer {
    * Ids are minted only on a node number this process holds (docs/model.md, "Why ids are
    * unique"); while its lease is being confirmed or taken back, enqueue waits, boundedly.
    */
-  private async mintIds(count: number): Promise<string[]> {
-    const mint = (): string[] => Array.from({ length: count }, () => this.minter.mint());
+  async mintIds(count: number): Promise<JobId[]> {
+    const mint = (): JobId[] => Array.from({ length: count }, () => this.minter.mint() as JobId);
     try {
       return mint();
     } catch (error) {

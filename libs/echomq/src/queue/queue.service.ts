@@ -21,12 +21,8 @@ import { toJobView, type JobView } from './job-view';
 import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
 import type { QueueEventListener } from '../events/queue-event';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
-import { assertFlowLimits, configuredLimits } from './flow-limits';
-import { laneHoldsOf, queueHeldUntil } from './holds';
+import { configuredLimits } from './flow-limits';
 import { queuesWithConfiguredLimits, registerAtBoot } from './limits-at-boot';
-import * as flow from './flow-admin';
-import type { LaneView } from '../scripts/lane-reads';
-import type { FlowLimits } from '../scripts/set-limits';
 import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
 
 import { ENQUEUE_MANY_MAX } from '../scripts/limits';
@@ -36,6 +32,7 @@ import type { QueueDefinition } from './queue-definition';
 import { QueueDefinitions } from './queue-definitions';
 import { QueueRegistration } from './queue-registration';
 import { QueueHandle } from './queue-handle';
+import { ScheduleSurface } from './surfaces/schedule-surface';
 
 export { ENQUEUE_MANY_MAX };
 
@@ -44,7 +41,7 @@ export { ENQUEUE_MANY_MAX };
  * Inject it anywhere once EchoMqModule is imported; it runs no workers itself.
  */
 @Injectable()
-export class QueueService implements OnApplicationBootstrap {
+export class QueueService extends ScheduleSurface implements OnApplicationBootstrap {
   readonly settings: ResolvedModuleSettings;
   private readonly contexts = new Map<string, ScriptContext>();
   private readonly registration: QueueRegistration;
@@ -54,21 +51,22 @@ export class QueueService implements OnApplicationBootstrap {
   private readonly readers: QueueEventReaders;
   private readonly enqueuer: Enqueuer;
   /** Typed definitions this application declared (forFeature, @Processor, queue()): their data schemas apply at enqueue. */
-  private readonly definitions = new QueueDefinitions();
+  protected readonly definitions = new QueueDefinitions();
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
     private readonly connections: RedisConnections,
     @Inject(JOB_ID_MINTER) minter: JobIdMinter,
   ) {
+    super();
     this.settings = resolveModuleSettings(options);
     this.registration = new QueueRegistration(connections, this.settings.keyPrefix, (queue) =>
       configuredLimits(this.options.defaults, this.options.queues?.[queue], this.processorOptions.get(queue)),
     );
     this.readers = new QueueEventReaders(connections, READER_IDLE_MS, this.settings.keyPrefix);
-    this.enqueuer = new Enqueuer(this.settings, minter, this.definitions, async (queue) => {
-      if (this.registration.needed(queue)) await this.register(queue);
-    });
+    this.enqueuer = new Enqueuer(this.settings, minter, this.definitions, (queue) =>
+      this.registerIfDue(queue),
+    );
     connections.beforeClose(() => this.readers.stopAll());
   }
 
@@ -239,8 +237,20 @@ export class QueueService implements OnApplicationBootstrap {
    * went through reports its state, not 404) for up to one more deadline; an unreachable
    * Redis is reported at once, having already waited a deadline.
    */
-  private repeatOnce(): { untilMs: number; retryUnavailable: boolean } {
+  protected repeatOnce(): { untilMs: number; retryUnavailable: boolean } {
     return { untilMs: Date.now() + this.settings.commandTimeoutMs * 2, retryUnavailable: false };
+  }
+
+  protected mintIds(count: number): Promise<JobId[]> {
+    return this.enqueuer.mintIds(count);
+  }
+
+  protected async registerIfDue(queue: string): Promise<void> {
+    if (this.registration.needed(queue)) await this.register(queue);
+  }
+
+  protected yieldLimits(queue: string): Promise<void> {
+    return this.registration.yieldLimits(queue);
   }
 
   /**
@@ -265,73 +275,5 @@ export class QueueService implements OnApplicationBootstrap {
    */
   async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
     return this.readers.subscribe(queue, listener);
-  }
-
-  /** Workers stop claiming from a paused queue; enqueue keeps working. */
-  async pause(queue: string): Promise<void> {
-    return flow.pauseQueue(this.context(queue));
-  }
-
-  async resume(queue: string): Promise<void> {
-    return flow.resumeQueue(this.context(queue));
-  }
-
-  async isPaused(queue: string): Promise<boolean> {
-    return flow.isQueuePaused(this.context(queue));
-  }
-
-  /**
-   * Sets limits every worker of the queue enforces together, kept in Redis: null clears one, a
-   * limit left out stays. Checked like the queue options, as InvalidArgumentError, before anything
-   * is sent. A process configured with a limit writes its own again when it next boots (not
-   * this one: its own later registrations leave the admin's values alone).
-   */
-  async setLimits(queue: string, limits: Partial<FlowLimits>): Promise<void> {
-    const ctx = this.context(queue);
-    const checked = assertFlowLimits(limits);
-    if (Object.keys(checked).length === 0) return;
-    // This process's configured limits must not overwrite the admin's at its next registration.
-    await this.registration.yieldLimits(queue);
-    return flow.setLimits(ctx, checked, this.repeatOnce());
-  }
-
-  /** The limits in force for the queue, as stored in Redis (null: not set). */
-  async getLimits(queue: string): Promise<FlowLimits> {
-    return flow.getLimits(this.context(queue));
-  }
-
-  /**
-   * Until when the whole queue is held back by a handler's RateLimitedError (scope 'queue'), an
-   * instant on the Redis server's clock; null when it is not. Paused is a separate flag (isPaused).
-   */
-  async heldUntil(queue: string): Promise<Date | null> {
-    return queueHeldUntil(this.context(queue));
-  }
-
-  /**
-   * The lanes held back until an instant still ahead (Redis server clock), by a handler's
-   * RateLimitedError of scope 'lane' or by the lane's rate limit; soonest first.
-   */
-  async laneHolds(queue: string): Promise<Record<string, Date>> {
-    return laneHoldsOf(this.context(queue));
-  }
-
-  /** A lane's own weight (1 to 1,000) and concurrency cap (1 to 1,000,000); null clears one. */
-  async setLane(queue: string, lane: string, settings: flow.LaneSettings): Promise<void> {
-    return flow.setLane(this.context(queue), lane, settings, this.repeatOnce());
-  }
-
-  /** Workers stop claiming from the lane; other lanes go on. Idempotent. */
-  async pauseLane(queue: string, lane: string): Promise<void> {
-    return flow.pauseLane(this.context(queue), lane, this.repeatOnce());
-  }
-
-  async resumeLane(queue: string, lane: string): Promise<void> {
-    return flow.resumeLane(this.context(queue), lane, this.repeatOnce());
-  }
-
-  /** Every lane with pending or active jobs, held back or paused, by name, with its settings in force. */
-  async lanes(queue: string): Promise<LaneView[]> {
-    return flow.lanes(this.context(queue));
   }
 }

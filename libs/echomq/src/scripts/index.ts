@@ -21,3 +21,8 @@ export * from './limits';
 export * from './request-id';
 export * from './repeat';
 export { BUILT_IN_MAX_ATTEMPTS } from './lua/prelude';
+// schedules
+// job control
+// dedupe
+// job log and cancellation
+// retention

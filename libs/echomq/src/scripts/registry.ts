@@ -18,6 +18,10 @@ import { RETRY_LUA } from './lua/retry.lua';
 import { SET_LANE_LUA } from './lua/set-lane.lua';
 import { SET_LIMITS_LUA } from './lua/set-limits.lua';
 import { THROTTLE_LUA } from './lua/throttle.lua';
+import { CONTROL_SCRIPTS } from './control-scripts';
+import { DEDUPE_SCRIPTS } from './dedupe-scripts';
+import { JOB_LOG_SCRIPTS } from './job-log-scripts';
+import { SCHEDULE_SCRIPTS } from './schedule-scripts';
 
 /**
  * Every script EchoMQ runs, with its fixed number of KEYS. The Lua text lives in
@@ -46,6 +50,10 @@ export const SCRIPTS = {
   emqCountPending: { lua: COUNT_PENDING_LUA, keys: 1 },
   emqBrowsePending: { lua: BROWSE_PENDING_LUA, keys: 1 },
   emqReadLanes: { lua: READ_LANES_LUA, keys: 1 },
+  ...SCHEDULE_SCRIPTS,
+  ...CONTROL_SCRIPTS,
+  ...DEDUPE_SCRIPTS,
+  ...JOB_LOG_SCRIPTS,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
