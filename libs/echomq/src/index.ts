@@ -83,6 +83,14 @@ export {
   type ThrottledEvent,
   type LanePausedEvent,
   type LaneResumedEvent,
+  type DebouncedEvent,
+  type UpdatedEvent,
+  type DrainedEvent,
+  type CleanedEvent,
+  type ObliteratedEvent,
+  type TrimmedEvent,
+  type ScheduleUpsertedEvent,
+  type ScheduleRemovedEvent,
   type UnrecognizedQueueEvent,
 } from './events/queue-event-payloads';
 export {

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { HistoryController } from './history.controller';
 import { JobControlController } from './job-control.controller';
 import { JobsController } from './jobs.controller';
 import { LanesController } from './lanes.controller';
@@ -15,6 +16,7 @@ import { SchedulesController } from './schedules.controller';
     LimitsController,
     SchedulesController,
     JobControlController,
+    HistoryController,
   ],
 })
 export class QueuesModule {}

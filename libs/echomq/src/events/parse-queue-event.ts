@@ -104,6 +104,14 @@ const PARSERS: Parsers = {
   }),
   'lane-paused': (base) => ({ ...base, type: 'lane-paused', lane: base.raw.fields.lane ?? '' }),
   'lane-resumed': (base) => ({ ...base, type: 'lane-resumed', lane: base.raw.fields.lane ?? '' }),
+  debounced: withIdsOnly('debounced'),
+  updated: withIdsOnly('updated'),
+  drained: withIdsOnly('drained'),
+  cleaned: withIdsOnly('cleaned'),
+  obliterated: withIdsOnly('obliterated'),
+  trimmed: withIdsOnly('trimmed'),
+  'schedule-upserted': withIdsOnly('schedule-upserted'),
+  'schedule-removed': withIdsOnly('schedule-removed'),
 };
 
 /** Milliseconds of a stream id ("ms-seq"): when Redis appended the entry. */

@@ -19,6 +19,14 @@ export const QUEUE_EVENT_TYPES = [
   'throttled',
   'lane-paused',
   'lane-resumed',
+  'debounced',
+  'updated',
+  'drained',
+  'cleaned',
+  'obliterated',
+  'trimmed',
+  'schedule-upserted',
+  'schedule-removed',
 ] as const;
 
 export type QueueEventType = (typeof QUEUE_EVENT_TYPES)[number];
@@ -127,6 +135,23 @@ export interface LaneResumedEvent extends QueueEventBase<'lane-resumed'> {
   readonly lane: string;
 }
 
+/** A debounced enqueue replaced this waiting job's data and pushed its run-at back. */
+export type DebouncedEvent = QueueEventBase<'debounced'>;
+/** An admin changed this job (data, run-at, priority or lane) while it was not active. */
+export type UpdatedEvent = QueueEventBase<'updated'>;
+/** A chunk of a drain removed these pending and scheduled jobs. */
+export type DrainedEvent = QueueEventBase<'drained'>;
+/** A chunk of a clean removed these jobs of one state (raw.fields.state). */
+export type CleanedEvent = QueueEventBase<'cleaned'>;
+/** A chunk of an obliterate removed these jobs; the whole queue goes, chunk by chunk. */
+export type ObliteratedEvent = QueueEventBase<'obliterated'>;
+/** Retention trimmed these jobs from dead (by count or age) as others went in. */
+export type TrimmedEvent = QueueEventBase<'trimmed'>;
+/** A schedule was created or changed (raw.fields.key); `ids` holds its next occurrence. */
+export type ScheduleUpsertedEvent = QueueEventBase<'schedule-upserted'>;
+/** A schedule was removed (raw.fields.key); `ids` holds the occurrence removed with it, if any. */
+export type ScheduleRemovedEvent = QueueEventBase<'schedule-removed'>;
+
 /**
  * An entry of a type this version does not know (written by a newer EchoMQ): passed on
  * as read, so a listener for every event still sees it; `raw.type` names it.
@@ -152,6 +177,14 @@ export interface QueueEventPayloads<R = unknown, P = unknown> {
   throttled: ThrottledEvent;
   'lane-paused': LanePausedEvent;
   'lane-resumed': LaneResumedEvent;
+  debounced: DebouncedEvent;
+  updated: UpdatedEvent;
+  drained: DrainedEvent;
+  cleaned: CleanedEvent;
+  obliterated: ObliteratedEvent;
+  trimmed: TrimmedEvent;
+  'schedule-upserted': ScheduleUpsertedEvent;
+  'schedule-removed': ScheduleRemovedEvent;
 }
 
 /** Any event of a queue's stream, discriminated by `type`. */
