@@ -222,6 +222,7 @@ const LIBRARY_CODES: Readonly<Record<string, readonly string[]>> = {
   'payload over the limit': ['PAYLOAD_TOO_LARGE'],
   'unknown job': ['JOB_NOT_FOUND'],
   'job not dead': ['JOB_STATE'],
+  'bad control or schedule input': ['INVALID_ARGUMENT'],
 };
 /** Categories only EchoMQ refuses, so every answer names its code. */
 const ALWAYS_CODED = new Set(['bad job id', 'payload over the limit', 'unknown job', 'job not dead']);
@@ -385,10 +386,33 @@ function cases(seedId: string): fc.Arbitrary<Case> {
       req: { method: 'POST', path: `${jobs}/${seedId}/retry` },
       expect: [409],
     }),
+    // Schedules, clean and update refuse what they cannot do before writing anything.
+    fc
+      .constantFrom<RawRequest>(
+        { method: 'PUT', path: `/queues/${QUEUE}/schedules/nightly`, body: '{"cron":"not a cron"}' },
+        { method: 'PUT', path: `/queues/${QUEUE}/schedules/nightly`, body: '{"everyMs":0}' },
+        {
+          method: 'PUT',
+          path: `/queues/${QUEUE}/schedules/nightly`,
+          body: '{"cron":"0 3 * * *","tz":"Mars/Olympus"}',
+        },
+        {
+          method: 'PUT',
+          path: `/queues/${QUEUE}/schedules/nightly`,
+          body: '{"cron":"0 3 * * *","everyMs":1000}',
+        },
+        post(`/queues/${QUEUE}/clean`, '{"state":"active","olderThanMs":1}'),
+        post(`/queues/${QUEUE}/clean`, '{"state":"dead"}'),
+        post(`/queues/${QUEUE}/clean`, '{"state":"dead","olderThanMs":-5}'),
+        { method: 'PATCH', path: `${jobs}/${seedId}`, body: '{}' },
+        { method: 'PATCH', path: `${jobs}/${seedId}`, body: '{"priority":42}' },
+        { method: 'PATCH', path: `${jobs}/${seedId}`, body: '{"lane":"no spaces allowed"}' },
+      )
+      .map((req) => ({ category: 'bad control or schedule input', req, expect: [400] })),
     fc
       .constantFrom<RawRequest>(
         { method: 'PUT', path: jobs, body: '{"data":1}' },
-        { method: 'PATCH', path: `${jobs}/${seedId}`, body: '{}' },
+        { method: 'PATCH', path: `/queues/${QUEUE}`, body: '{}' },
         { method: 'POST', path: `/queues/${QUEUE}` },
         { method: 'DELETE', path: `/queues/${QUEUE}` },
         { method: 'GET', path: `${jobs}/${seedId}/x` },
@@ -479,6 +503,7 @@ describe('api: bad input', () => {
         'bad query',
         'unknown job',
         'job not dead',
+        'bad control or schedule input',
         'no such route',
       ].sort(),
     );

@@ -43,7 +43,12 @@ describe('api: jobs and queues over HTTP', () => {
       .post(`/queues/${queue}/jobs`)
       .send({ name: 'welcome', data: { to: 'ada@example.com' }, maxAttempts: 5 })
       .expect(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^JOB[0-9A-Za-z]{11}$/), queue, state: 'pending' });
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^JOB[0-9A-Za-z]{11}$/),
+      queue,
+      state: 'pending',
+      outcome: 'created',
+    });
 
     const job = await http().get(`/queues/${queue}/jobs/${res.body.id}`).expect(200);
     expect(job.body).toMatchObject({
@@ -294,6 +299,17 @@ describe('api: jobs and queues over HTTP', () => {
         'POST /queues/{queue}/lanes/{lane}/resume',
         'GET /queues/{queue}/limits',
         'PUT /queues/{queue}/limits',
+        'GET /queues/{queue}/schedules',
+        'GET /queues/{queue}/schedules/{key}',
+        'PUT /queues/{queue}/schedules/{key}',
+        'DELETE /queues/{queue}/schedules/{key}',
+        'POST /queues/{queue}/drain',
+        'POST /queues/{queue}/clean',
+        'POST /queues/{queue}/obliterate',
+        'POST /queues/{queue}/dead/retry',
+        'POST /queues/{queue}/jobs/{id}/promote',
+        'PATCH /queues/{queue}/jobs/{id}',
+        'GET /queues/{queue}/completed',
       ].sort(),
     );
     expect(doc.body.components.securitySchemes).toHaveProperty('bearer');

@@ -47,10 +47,8 @@ describe('extend: active -> active with a new deadline', () => {
     // The heartbeat touches the deadline only: token, claimant and the rest of the row stay.
     expect(snap.rows).toEqual(rowsBefore);
     expect(await metrics(redis, ctx.keys)).toEqual({ enqueued: 2, claimed: 2, extended: 2 });
-    expect((await events(redis, ctx.keys)).at(-1)?.fields).toEqual({
-      type: 'extended',
-      ids: `${jobs[0].id},${jobs[1].id}`,
-    });
+    // Heartbeats leave no event: they would crowd completions out of the capped stream.
+    expect((await events(redis, ctx.keys)).map((e) => e.fields.type)).not.toContain('extended');
   });
 
   it('rescues a lease whose deadline already passed, if the reaper has not taken it yet', async () => {
@@ -70,10 +68,7 @@ describe('extend: active -> active with a new deadline', () => {
     expect(Number(await redis.zscore(ctx.keys.active, jobs[1].id))).toBe(deadlineOfLost);
     expect(Number(await redis.zscore(ctx.keys.active, jobs[0].id))).toBe(outcome.leaseDeadline);
     expect(await metrics(redis, ctx.keys)).toMatchObject({ extended: 2, stale: 1 });
-    expect((await events(redis, ctx.keys)).at(-1)?.fields).toEqual({
-      type: 'extended',
-      ids: `${jobs[0].id},${jobs[2].id}`,
-    });
+    expect((await events(redis, ctx.keys)).map((e) => e.fields.type)).not.toContain('extended');
   });
 
   describe('a stale claim changes nothing and reports the lease lost', () => {

@@ -210,7 +210,7 @@ describe('found by the model', () => {
       ],
       ['completeJobs eventsMaxLen 1.5', () => completeJobs(bad, [{ claim, result: '' }], 0)],
       [`extendLeases of ${over.length}`, () => extendLeases(ctx, over, 1_000)],
-      ['extendLeases eventsMaxLen 1.5', () => extendLeases(bad, [claim], 1_000)],
+      ['extendLeases leaseMs 0', () => extendLeases(ctx, [claim], 0)],
       [`releaseJobs of ${over.length}`, () => releaseJobs(ctx, over)],
       ['releaseJobs eventsMaxLen 1.5', () => releaseJobs(bad, [claim])],
     ];

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { redisUrl } from './redis';
 
@@ -21,7 +20,8 @@ export async function openMonitor(): Promise<Redis> {
   monitor.on('error', (error: Error) => {
     if (!START_RACE.test(error.message)) errors.push(error);
   });
-  const monitoring = once(monitor, 'monitoring');
+  // Not events.once: it would reject on the very 'error' events dropped above.
+  const monitoring = new Promise<void>((resolve) => monitor.once('monitoring', () => resolve()));
   await monitor.connect();
   await monitoring;
   if (errors.length > 0) {

@@ -258,6 +258,8 @@ describe('module, queue and processor options', () => {
       concurrency: 10,
       retainCompletedMs: 0,
       timeoutMs: null,
+      deadMaxJobs: 10_000,
+      deadMaxAgeMs: null,
     });
   });
 

@@ -34,8 +34,9 @@ describe('an idle worker', () => {
     const app = await bootApp([Proc], { connection: { url: server.url }, shutdownGraceMs: 300 });
     apps.push(app);
 
-    // The loop found nothing to claim and is now blocked in BLPOP on the wake list.
-    await waitUntil(async () => (await blockedClients(redis)) === 1, 'the idle loop to block on Redis');
+    // The loop found nothing to claim and is now blocked in BLPOP on the wake list (the other
+    // blocked client is the process's cancels reader, XREAD BLOCK).
+    await waitUntil(async () => (await blockedClients(redis)) === 2, 'the idle loop to block on Redis');
 
     const id = await app.get(QueueService).enqueue(queue, { hello: 'world' });
     const job = await started.promise;

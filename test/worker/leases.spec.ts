@@ -143,7 +143,7 @@ describe('leases', () => {
     });
   });
 
-  it('aborts an active job’s handler at the next heartbeat when the job is removed', async () => {
+  it('aborts an active job’s handler when the job is removed', async () => {
     const queue = uniqueQueue('removed');
     const started = deferred<Job>();
     const afterAbort = deferred<{ reason: unknown; progress: unknown; extend: unknown }>();
@@ -167,7 +167,10 @@ describe('leases', () => {
 
     const seen = await afterAbort.promise;
     expect(seen.reason).toBeInstanceOf(JobAbortedError);
-    expect(seen.reason).toMatchObject({ id, reason: 'lease-lost' });
+    // The cancels stream brings the removal at once; a heartbeat landing first would find the
+    // lease lost instead. Either way the claim is void.
+    expect(seen.reason).toMatchObject({ id });
+    expect(['removed', 'lease-lost']).toContain((seen.reason as JobAbortedError).reason);
     expect(seen.progress).toBeInstanceOf(StaleJobError);
     expect(seen.extend).toBeInstanceOf(StaleJobError);
 

@@ -105,7 +105,7 @@ export class UnrecoverableError extends EchoMqError {
 export class JobAbortedError extends EchoMqError {
   constructor(
     readonly id: string,
-    readonly reason: 'lease-lost' | 'shutdown',
+    readonly reason: 'lease-lost' | 'removed' | 'shutdown',
     message: string,
   ) {
     super('JOB_ABORTED', message);
@@ -280,6 +280,24 @@ export class ModuleImportedTwiceError extends EchoMqError {
       'MODULE_IMPORTED_TWICE',
       `EchoMqModule.forRoot() is imported ${imports} times in this application; import it once, in the root ` +
         'module (it is global), and use EchoMqModule.forFeature([...queues]) in feature modules',
+    );
+  }
+}
+
+/**
+ * The queue still has jobs in active (workers hold them), so obliterate refused: nothing was
+ * written. Stop the workers first, or pass force to remove active jobs too (their handlers
+ * are aborted).
+ */
+export class QueueBusyError extends EchoMqError {
+  constructor(
+    readonly queue: string,
+    /** Jobs in active when the call was refused. */
+    readonly active: number,
+  ) {
+    super(
+      'QUEUE_BUSY',
+      `Queue '${queue}' has ${active} active job${active === 1 ? '' : 's'}; stop its workers or obliterate with force`,
     );
   }
 }

@@ -33,14 +33,43 @@ export type { RemovedFrom } from './scripts/remove';
 export { STATE_SETS, type StateSet } from './keyspace/keyspace';
 export { isValidQueueName } from './keyspace/queue-name';
 
+export { Schedule } from './schedules/schedule.decorator';
+export type {
+  ScheduleSpec,
+  ScheduleOptions,
+  ScheduleTemplate,
+  ScheduleView,
+  ScheduleListOptions,
+  ScheduleDeclaration,
+  DeclaredSchedule,
+  UpsertScheduleResult,
+} from './schedules/schedule-types';
 // Schedules.
 
 // Job control.
+export type { DrainOptions } from './queue/job-control/drain-queue';
+export type { CleanOptions } from './queue/job-control/clean-jobs';
+export type { ObliterateOptions } from './queue/job-control/obliterate-queue';
+export type { RetryAllOptions } from './queue/job-control/retry-all-dead';
+export type { JobPatch } from './queue/job-control/update-patch';
+export type { CleanState } from './scripts/clean';
+export type { UpdatedJobState } from './scripts/update-job';
+export { QueueBusyError } from './errors';
+// Job control.
 
+export type { DebounceOptions, ThrottleOptions, EnqueueResult } from './queue/dedupe-options';
+export type { EnqueueOutcomeKind } from './scripts/enqueue-keyed';
 // Deduplication.
 
+export { JOB_LOG_LINES_KEPT, JOB_LOG_LINE_MAX_BYTES } from './scripts/job-log';
 // Job logs and cancellation.
 
+export type { DeadRetention } from './scripts/dead-retention';
+export {
+  RECENT_COMPLETED_MAX,
+  type RecentCompletedOptions,
+  type RecentCompletion,
+} from './queue/recent-completed';
 // Retention and history.
 
 // Job ids.

@@ -17,8 +17,21 @@ export { RedisConnections, createRedisClient } from './connection/redis-connecti
 export * from './connection/redis-version';
 export * from './queue/data-format';
 export * from './worker';
+export * from './schedules/cron-next';
+export * from './schedules/next-run';
+export * from './schedules/schedule-definition';
+export { SCHEDULE_LIST_MAX } from './schedules/schedule-reads';
+export { ScheduleSweeper, type SweepResult } from './schedules/schedule-sweep';
+export type { AdvanceOutcome } from './schedules/advance-schedule';
 // schedules
+export * from './queue/job-control/control-arguments';
+export { CLEAN_LIMIT_DEFAULT, CLEAN_LIMIT_MAX, CLEAN_AGE_MAX_MS } from './queue/job-control/clean-jobs';
+export { RETRY_ALL_MAX } from './queue/job-control/retry-all-dead';
+export { buildJobUpdate } from './queue/job-control/update-patch';
 // job control
+export * from './queue/dedupe-options';
 // dedupe
+export { CancelWatch } from './worker/cancel-watch';
 // job log and cancellation
+export * from './queue/recent-completed';
 // retention

@@ -12,6 +12,7 @@ import {
   JobNotFoundError,
   JobResultInvalidError,
   JobStateError,
+  QueueBusyError,
   JobTimeoutError,
   ModuleImportedTwiceError,
   NodeLeaseLostError,
@@ -69,6 +70,7 @@ export const ERROR_SAMPLES: readonly ErrorSample[] = [
   { error: new TenantJobNotFoundError(ID), status: 404, details: { jobId: ID } },
   { error: new JobExistsError(ID), status: 409, details: { jobId: ID } },
   { error: new JobStateError(ID, 'dead'), status: 409, details: { jobId: ID, expectedState: 'dead' } },
+  { error: new QueueBusyError('emails', 2), status: 409, details: { queue: 'emails', activeJobs: 2 } },
   { error: new StaleJobError(ID, 3), status: 409, details: { jobId: ID, attempt: 3 } },
   {
     error: new JobFailedError(ID, 'Error: connect ECONNREFUSED 10.9.8.7:5432'),

@@ -14,6 +14,8 @@ import {
   BUILT_IN_MAX_ATTEMPTS,
   type ClaimedJobRecord,
   type ClaimRef,
+  DEAD_RETENTION_DEFAULTS,
+  DEAD_TRIM_MAX,
   type EnqueueOutcome,
   type JobBackoffPolicy,
   type RemovedFrom,
@@ -26,6 +28,8 @@ import {
   LEFT_OUT_RESULT_KEEP_MS,
 } from '@app/echomq/scripts/limits';
 import { DEFAULT_LANE, Flow, type Walk } from './flow';
+import { idTime } from './ids';
+import { Schedules } from './schedules';
 
 /** Leases, delays and backoffs are long, so only a score rewritten into the past is ever due. */
 export const LEASE_MS = 3_600_000;
@@ -62,6 +66,10 @@ export const WRITE_KINDS = [
   'setLane',
   'pauseLane',
   'resumeLane',
+  'log',
+  'upsertSchedule',
+  'advanceSchedule',
+  'removeSchedule',
 ] as const;
 export type WriteKind = (typeof WRITE_KINDS)[number];
 
@@ -108,6 +116,14 @@ export interface ModelJob {
   finishedNotBefore: number;
   /** Completed (retained): the row's TTL is at most this (ms). */
   keepMs: number;
+  /** Log lines written so far (row 'gn'; the newest JOB_LOG_LINES_KEPT as 'g:<n>'). */
+  readonly logs: string[];
+  /** An occurrence's schedule key (row 'sk') and planned run-at (row 'sa'), else null. */
+  scheduleKey: string | null;
+  plannedAt: number | null;
+  /** A debounced job's key (row 'dk') and its first enqueue ms (row 'df'; server time, not known exactly). */
+  debounceKey: string | null;
+  debounced: boolean;
 }
 
 export interface ModelEvent {
@@ -140,6 +156,16 @@ export type GroupPrediction =
   | { readonly kind: 'exists'; readonly id: string };
 
 export type FailMode = 'backoff' | 'now' | 'unrecoverable';
+
+/**
+ * How much of dead a fail or reap keeps, as the model sees it: the cap, and the id-time cutoff
+ * of the age limit (ids minted before it are too old; null: no age limit). See ./ids.ts.
+ */
+export interface DeadRule {
+  readonly cap: number;
+  readonly cutoff: number | null;
+}
+const DEFAULT_DEAD: DeadRule = { cap: DEAD_RETENTION_DEFAULTS.deadMaxJobs, cutoff: null };
 
 /** A write call whose reply Redis keeps (under emq:{q}:reply:<request id>) for the replay window. */
 export interface ReplyRecord {
@@ -179,6 +205,10 @@ export class Model {
   readonly endedBy = new Map<string, 'complete' | 'fail' | 'release' | 'reap' | 'remove' | 'throttle'>();
   readonly metrics: Record<string, number> = {};
   readonly events: ModelEvent[] = [];
+  /** Schedules: their definitions and next occurrences (./schedules.ts). */
+  readonly schedules = new Schedules();
+  /** The cancels stream: an entry per removed active job (id, the token of its claim). */
+  readonly cancels: { readonly id: string; readonly attempt: string }[] = [];
   /** Reply records that exist, by request id, in call order. */
   readonly replies = new Map<string, ReplyRecord>();
   paused = false;
@@ -310,22 +340,22 @@ export class Model {
     this.replies.delete(requestId);
   }
 
-  private bump(metric: string, by = 1): void {
+  bump(metric: string, by = 1): void {
     if (by > 0) this.metrics[metric] = (this.metrics[metric] ?? 0) + by;
   }
 
-  private emit(type: string, ids: readonly string[], fields: Record<string, string> = {}): void {
+  emit(type: string, ids: readonly string[], fields: Record<string, string> = {}): void {
     if (ids.length > 0) this.events.push({ type, ids: ids.join(','), fields });
   }
 
   /** A job goes into its lane's pending set at its level, and the lane is offered (into_pending). */
-  private intoPending(job: ModelJob): void {
+  intoPending(job: ModelJob): void {
     job.place = 'pending';
     this.flow.offer(job.lane, job.level);
   }
 
   /** Jobs back into pending by their lanes and levels, grouped in first-seen order (pend_by_row). */
-  private pendByRow(jobs: readonly ModelJob[]): void {
+  pendByRow(jobs: readonly ModelJob[]): void {
     const groups = new Map<string, ModelJob[]>();
     for (const job of jobs) {
       const at = `${job.level}:${job.lane}`;
@@ -338,7 +368,7 @@ export class Model {
   }
 
   /** Lanes of jobs leaving active, in first-seen order; restored lanes are noted for coverage. */
-  private settle(jobs: readonly ModelJob[], by: string): void {
+  settle(jobs: readonly ModelJob[], by: string): void {
     const lanes = [...new Set(jobs.map((job) => job.lane))];
     for (const lane of this.flow.settle(lanes)) this.restored.push(`${lane} by ${by}`);
   }
@@ -351,7 +381,7 @@ export class Model {
     this.bump('stale', count);
   }
 
-  private get(id: string): ModelJob {
+  get(id: string): ModelJob {
     const job = this.jobs.get(id);
     if (!job) throw new Error(`model: no job ${id}`);
     return job;
@@ -445,6 +475,11 @@ export class Model {
       progress: null,
       finishedNotBefore: 0,
       keepMs: 0,
+      logs: [],
+      scheduleKey: null,
+      plannedAt: null,
+      debounceKey: null,
+      debounced: false,
     });
     if (place !== 'pending') return false;
     // (not in pending until enqueueGroups puts it there with its lane's offer)
@@ -602,7 +637,6 @@ export class Model {
       return true;
     });
     this.bump('extended', extended.length);
-    this.emit('extended', extended);
     this.stale(held.filter((h) => !h).length);
     return held;
   }
@@ -680,7 +714,7 @@ export class Model {
     return mode === 'backoff' ? 'schedule' : 'pending';
   }
 
-  fail(ref: ClaimRef, mode: FailMode, error: string, runAt: number): void {
+  fail(ref: ClaimRef, mode: FailMode, error: string, runAt: number, dead: DeadRule = DEFAULT_DEAD): void {
     const target = this.failTarget(ref, mode);
     if (target === 'stale') {
       this.stale(1);
@@ -705,6 +739,40 @@ export class Model {
     const type = target === 'dead' ? 'dead' : 'failed';
     this.bump(type);
     this.emit(type, [ref.id], { attempt: String(ref.attempt), error: inEvent });
+    if (target === 'dead') this.intoDead([job], dead);
+  }
+
+  /** The ids into_dead lets go last (coverage). */
+  lastTrimmed: string[] = [];
+
+  /**
+   * into_dead (prelude): the jobs are in dead already; dead is trimmed oldest first (id order)
+   * while it holds more than the cap or jobs enqueued longer ago than the age limit (their id's
+   * time before now - age), at most #jobs + DEAD_TRIM_MAX. A trimmed job's row goes, with its
+   * idempotency key when that still points at it.
+   */
+  intoDead(jobs: readonly ModelJob[], dead: DeadRule): void {
+    this.lastTrimmed = [];
+    const inDead = this.inPlace('dead');
+    const over = inDead.length - dead.cap;
+    const cutoff = dead.cutoff;
+    const old = cutoff === null ? 0 : inDead.filter((job) => idTime(job.id) < cutoff).length;
+    const n = Math.min(jobs.length + DEAD_TRIM_MAX, Math.max(over, old));
+    if (n <= 0) return;
+    const trimmed = inDead.slice(0, n);
+    for (const job of trimmed) this.dropRow(job);
+    this.lastTrimmed = trimmed.map((job) => job.id);
+    this.bump('trimmed', trimmed.length);
+    this.emit('trimmed', this.lastTrimmed);
+  }
+
+  /** A row deleted outright (trimmed, drained, cleaned): the job is gone, and its idempotency key when it points at it. */
+  dropRow(job: ModelJob): void {
+    if (job.idem !== null && this.idem.get(job.idem) === job.id) this.idem.delete(job.idem);
+    job.place = 'gone';
+    job.claimant = null;
+    job.due = false;
+    job.score = ZERO;
   }
 
   /** release: active -> pending; the released claim does not count against the budget. */
@@ -733,7 +801,7 @@ export class Model {
     return out;
   }
 
-  reap(limit: number): { toPending: number; toDead: number; more: boolean } {
+  reap(limit: number, dead: DeadRule = DEFAULT_DEAD): { toPending: number; toDead: number; more: boolean } {
     const due = this.dueIn('active');
     const expired = due.slice(0, limit);
     const toPending: string[] = [];
@@ -760,6 +828,12 @@ export class Model {
     this.emit('reaped', toPending);
     this.bump('dead', toDead.length);
     this.emit('dead', toDead, { error: 'lease expired' });
+    this.lastTrimmed = [];
+    if (toDead.length > 0)
+      this.intoDead(
+        expired.filter((job) => job.place === 'dead'),
+        dead,
+      );
     return { toPending: toPending.length, toDead: toDead.length, more: due.length > limit };
   }
 
@@ -790,7 +864,10 @@ export class Model {
     if (job.claimant !== null) this.endedBy.set(job.claimant, 'remove');
     job.place = 'gone';
     if (was === 'pending') this.flow.drained(job.lane, job.level);
-    if (was === 'active') this.settle([job], 'remove');
+    if (was === 'active') {
+      this.settle([job], 'remove');
+      this.cancels.push({ id, attempt: String(job.attempts) });
+    }
     job.claimant = null;
     job.due = false;
     job.score = ZERO;
@@ -864,6 +941,7 @@ function claimedRecord(job: ModelJob): ClaimedJobRecord {
     lane: job.lane,
     priority: job.level,
     timeoutMs: job.timeoutMs,
+    ...(job.scheduleKey === null ? {} : { scheduleKey: job.scheduleKey }),
   };
 }
 

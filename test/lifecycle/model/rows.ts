@@ -2,6 +2,7 @@
  * The per-job checks of a verification: a row's exact fields and TTL, and its score in the
  * set that holds it, against the model.
  */
+import { JOB_LOG_LINES_KEPT } from '@app/echomq/internal';
 import { DEFAULT_LANE } from './flow';
 import { type Model, type ModelJob } from './reference';
 
@@ -9,7 +10,12 @@ import { type Model, type ModelJob } from './reference';
 export const CLOCK_SLACK_MS = 60_000;
 
 /** Row fields the scripts may write (DESIGN §1 / prelude). */
-const ROW_FIELDS = new Set(['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p', 'l', 'y', 't']);
+const ROW_FIELDS = new Set([
+  ...['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p', 'l', 'y', 't'],
+  ...['sk', 'sa', 'dk', 'df', 'gn'],
+]);
+/** Log line n of a job ('g:<n>'). */
+const LOG_LINE = /^g:[1-9][0-9]*$/;
 
 /** Where checks report (the System of the run). */
 export interface Reporter {
@@ -35,7 +41,8 @@ export function checkRow(
   r.seenAttempts.set(job.id, attempts);
 
   for (const field of Object.keys(fields)) {
-    if (!ROW_FIELDS.has(field)) r.fail(m, `row of ${who} has an unknown field ${field}`);
+    if (!ROW_FIELDS.has(field) && !LOG_LINE.test(field))
+      r.fail(m, `row of ${who} has an unknown field ${field}`);
   }
   if (payload === null || !payload.equals(payloadBytes(job))) {
     r.fail(m, `payload of ${who} reads back as ${String(payload?.toString().slice(0, 80))}...`);
@@ -58,7 +65,19 @@ export function checkRow(
   if (job.lane !== DEFAULT_LANE) expected.l = job.lane;
   if (job.level !== 0) expected.y = String(job.level);
   if (job.timeoutMs !== null) expected.t = String(job.timeoutMs);
-  const { f, ...rest } = fields;
+  // Its log: the count of lines written, and the newest JOB_LOG_LINES_KEPT of them.
+  const lines = job.logs.length;
+  if (lines > 0) expected.gn = String(lines);
+  for (let n = Math.max(1, lines - JOB_LOG_LINES_KEPT + 1); n <= lines; n++)
+    expected[`g:${n}`] = job.logs[n - 1];
+  if (job.scheduleKey !== null) expected.sk = job.scheduleKey;
+  if (job.plannedAt !== null) expected.sa = String(job.plannedAt);
+  if (job.debounceKey !== null) expected.dk = job.debounceKey;
+  const { f, df, ...rest } = fields;
+  // A debounced job's first enqueue is a server time: present exactly when it is debounced.
+  if (job.debounced !== (df !== undefined)) r.fail(m, `${who}: first-enqueue field df is ${df ?? 'absent'}`);
+  if (df !== undefined && !(Math.abs(Number(df) - now) <= 10 * CLOCK_SLACK_MS))
+    r.fail(m, `${who}: df ${df} is not a server time near ${now}`);
   const actual: Record<string, string> = { ...rest, a: rest.a ?? '0', b: rest.b ?? '0' };
   if (!sameFields(actual, expected)) {
     const differ = [...new Set([...Object.keys(actual), ...Object.keys(expected)])]

@@ -25,6 +25,7 @@ import { scriptContext } from '../../support/redis';
 import { budget, hasRow, IDEM_KEYS, type Model, SET_NAMES, type SetName, type WriteKind } from './reference';
 import { checkFlow, flowKeys, pendingSets, readFlow } from './flow-checks';
 import { digestKeys, type KeyDigest, type KeyKind, readRows } from './read';
+import { ID_CLOCK_START_AGO_MS, ID_TICK_MS } from './ids';
 import { checkRow, checkScore, CLOCK_SLACK_MS, type Reporter } from './rows';
 
 /** Every key of the queue by content, with the metrics hash read apart (stale calls bump 'stale'). */
@@ -53,6 +54,8 @@ export interface WriteCall<T> {
   readonly checkRepeat?: (m: Model, first: Outcome<T>, again: Outcome<unknown>) => void;
   /** What of an answer a resend must repeat (default: all of it; a claim's serverNow is fresh). */
   readonly comparable?: (value: T) => unknown;
+  /** Whether an answer that succeeded was recorded (default: yes; a no-op answer may return first). */
+  readonly recordedIf?: (value: T) => boolean;
 }
 
 /** A call whose reply Redis recorded: what a repeat step re-sends. */
@@ -218,7 +221,7 @@ export class System implements Reporter {
       this.eq(m, plain(view(again)), plain(view(first)), `${what}: the answer differs from the first`);
       await this.expectUnchanged(m, mid, 0, what);
     }
-    if (recorded(call.kind, first)) {
+    if (recorded(call.kind, first) && (!first.ok || !call.recordedIf || call.recordedIf(first.value))) {
       m.recordReply(call.requestId, call.kind);
       const check = call.checkRepeat;
       this.sent.set(call.requestId, {
@@ -261,6 +264,9 @@ export class System implements Reporter {
       ...SET_NAMES.map((set) => k.set(set)),
       ...this.flowKeyList,
       k.events,
+      k.cancels,
+      k.schedulers,
+      k.schedulerNext,
       k.wake,
       k.paused,
       ...[...m.allIds(), ...(extra.ids ?? [])].map((id) => this.rowKey(id)),
@@ -303,7 +309,8 @@ export class System implements Reporter {
     if (key.startsWith(k.jobPrefix)) return 'hash';
     const flow = this.flowKinds.get(key);
     if (flow) return flow;
-    if (key === k.events) return 'stream';
+    if (key === k.events || key === k.cancels) return 'stream';
+    if (key === k.schedulers || key === k.schedulerNext) return 'hash';
     if (key === k.wake) return 'list';
     if ((SET_NAMES as readonly string[]).some((set) => key === k.set(set as SetName))) return 'zset';
     return 'string';
@@ -365,6 +372,8 @@ export class System implements Reporter {
     for (const { key } of sets) pipe.zrange(key, 0, -1, 'WITHSCORES');
     pipe.hgetall(k.metrics);
     pipe.xrange(k.events, '-', '+');
+    pipe.xrange(k.cancels, '-', '+');
+    pipe.hgetall(k.schedulers).hgetall(k.schedulerNext);
     pipe.exists(k.paused);
     pipe.exists(k.fence);
     pipe.keys(`${k.base}*`);
@@ -410,6 +419,9 @@ export class System implements Reporter {
     }
     const metrics = next() as Record<string, string>;
     const events = next() as [string, string[]][];
+    const cancels = next() as [string, string[]][];
+    const schedulers = next() as Record<string, string>;
+    const schedulerNext = next() as Record<string, string>;
     const paused = next() as number;
     const fence = next() as number;
     const presentKeys = next() as string[];
@@ -472,6 +484,38 @@ export class System implements Reporter {
         expectedEvents.map((e) => labelledEvent(m, e)),
         'event stream (one event per transition, in order, every field)',
       );
+    }
+
+    this.eq(
+      m,
+      cancels.map(([, flat]) => labelledEvent(m, pairs(flat))),
+      m.cancels.map((c) => ({ id: m.label(c.id), attempt: c.attempt })),
+      'cancels stream (an entry per removed active job: id, the token of its claim)',
+    );
+
+    this.eq(m, schedulers, Object.fromEntries(m.schedules.definitions), 'schedulers (key -> definition)');
+    this.eq(
+      m,
+      schedulerNext,
+      Object.fromEntries(m.schedules.next),
+      'scheduler-next (key -> next occurrence)',
+    );
+    // Exactly one next occurrence: per schedule key, at most one occurrence never run yet waits
+    // in schedule, and scheduler-next names it (or names one that left the schedule set).
+    const waiting = new Map<string, string[]>();
+    for (const [id, { set }] of where) {
+      const key = rows.get(id)!.fields.sk?.toString();
+      if (set !== 'schedule' || key === undefined || (rows.get(id)!.fields.a?.toString() ?? '0') !== '0')
+        continue;
+      waiting.set(key, [...(waiting.get(key) ?? []), id]);
+    }
+    for (const [key, list] of waiting) {
+      if (list.length > 1 || schedulerNext[key] !== list[0]) {
+        this.fail(
+          m,
+          `schedule ${key}: occurrences ${list.map(m.label.bind(m)).join(',')} wait in schedule, scheduler-next names ${schedulerNext[key] === undefined ? 'none' : m.label(schedulerNext[key])}`,
+        );
+      }
     }
 
     this.eq(m, paused === 1, m.paused, 'pause flag');
@@ -555,18 +599,18 @@ export class System implements Reporter {
   }
 }
 
-/** Ids minted per millisecond of a run's minting clock. */
+/** Ids minted per tick of a run's minting clock. */
 const MINTS_PER_MS = 3;
 
 /**
  * Two Snowflake minters, nodes 7 and 8 (two processes), on one clock of the run's own that moves
- * a millisecond every MINTS_PER_MS ids: ids of both nodes share milliseconds, so byte order
+ * a tick every MINTS_PER_MS ids: ids of both nodes share milliseconds, so byte order
  * (node 7 first within a millisecond) differs from call order, the same way in every replay.
  */
 function runMinters(): (() => string)[] {
-  const start = Date.now();
+  const start = Date.now() - ID_CLOCK_START_AGO_MS;
   let minted = 0;
-  const clock = (): number => start + Math.floor(minted / MINTS_PER_MS);
+  const clock = (): number => start + Math.floor(minted / MINTS_PER_MS) * ID_TICK_MS;
   return [7, 8].map((node) => {
     const next = JOB_IDS.minter(new SnowflakeMinter(node, clock));
     return () => {
@@ -632,7 +676,7 @@ function pairs(flat: string[]): Record<string, string> {
 /** An event entry with its ids (and omitted ids) as job labels. */
 function labelledEvent(m: Model, fields: Record<string, string>): Record<string, string> {
   const out = { ...fields };
-  for (const name of ['ids', 'omitted']) {
+  for (const name of ['ids', 'omitted', 'id']) {
     if (out[name] !== undefined) out[name] = labels(m, out[name]);
   }
   return out;

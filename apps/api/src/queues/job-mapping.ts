@@ -44,6 +44,8 @@ export function toJobResponse(view: JobView): JobResponse {
     ...('result' in view ? { result: view.result } : {}),
     ...(view.finishedAt ? { finishedAt: view.finishedAt.toISOString() } : {}),
     ...('progress' in view ? { progress: view.progress } : {}),
+    logs: view.logs,
+    logsDropped: view.logsDropped,
   };
 }
 

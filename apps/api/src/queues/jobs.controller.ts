@@ -16,14 +16,10 @@ import {
 import { ErrorBody } from '../errors/error-body';
 import { ApiJobIdParam, ApiQueueParam } from './api-params';
 import { EnqueueBulkDto } from './dto/enqueue-bulk.dto';
+import { withDedupe } from './dto/enqueue-dedupe.dto';
 import { EnqueueJobDto } from './dto/enqueue-job.dto';
-import {
-  BulkEnqueuedResponse,
-  EnqueuedJobResponse,
-  JobListResponse,
-  JobResponse,
-  RetriedJobResponse,
-} from './dto/job.response';
+import { SubmittedJobResponse } from './dto/enqueue-result.response';
+import { BulkEnqueuedResponse, JobListResponse, JobResponse, RetriedJobResponse } from './dto/job.response';
 import { ListJobsQuery } from './dto/list-jobs.query';
 import { toBrowseOptions, toJobResponse, toJobToEnqueue } from './job-mapping';
 import { JobIdPipe } from './pipes/job-id.pipe';
@@ -43,18 +39,25 @@ export class JobsController {
   constructor(private readonly queues: QueueService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Enqueue a job (pending, or schedule when delayed)' })
-  @ApiCreatedResponse({ type: EnqueuedJobResponse })
+  @ApiOperation({
+    summary:
+      'Enqueue a job (pending, or schedule when delayed), with an idempotency key, debounce or throttle',
+    description:
+      'Answers 201 whether the call created a job, matched an existing one or replaced a debounced one: ' +
+      '`outcome` says which, and `id` is the job that will run.',
+  })
+  @ApiCreatedResponse({ type: SubmittedJobResponse })
   @ApiPayloadTooLargeResponse({ type: ErrorBody, description: 'Body or payload over its limit' })
   async enqueue(
     @Param('queue', QueueNamePipe) queue: string,
     @Body() body: EnqueueJobDto,
-  ): Promise<EnqueuedJobResponse> {
-    const [id] = await this.queues.enqueueMany(queue, [toJobToEnqueue(body)]);
+  ): Promise<SubmittedJobResponse> {
+    const job = withDedupe(toJobToEnqueue(body), body);
+    const { id, outcome } = await this.queues.submit(queue, job.data, job);
     // Read the state back rather than guess it: the server clock decides pending vs schedule,
-    // and an idempotent repeat returns a job that may have moved on since.
+    // and a matched job may have moved on since.
     const view = await this.queues.getJob(queue, id);
-    return { id, queue, state: view?.state ?? 'unknown' };
+    return { id, queue, state: view?.state ?? 'unknown', outcome };
   }
 
   @Post('bulk')
@@ -65,7 +68,11 @@ export class JobsController {
     @Param('queue', QueueNamePipe) queue: string,
     @Body() body: EnqueueBulkDto,
   ): Promise<BulkEnqueuedResponse> {
-    const ids = await this.queues.enqueueMany(queue, body.jobs.map(toJobToEnqueue));
+    // Debounce and throttle jobs are refused here (400): each goes alone through POST /jobs.
+    const ids = await this.queues.enqueueMany(
+      queue,
+      body.jobs.map((item) => withDedupe(toJobToEnqueue(item), item)),
+    );
     return { ids };
   }
 

@@ -16,6 +16,7 @@ import {
   OutcomeUnknownError,
   PayloadTooLargeError,
   ProcessorDefinitionError,
+  QueueBusyError,
   RedisUnavailableError,
   RedisVersionError,
   StaleJobError,
@@ -89,6 +90,11 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
   entry(JobStateError, {
     status: 409,
     details: (error) => ({ jobId: error.id, expectedState: error.expected }),
+  }),
+  // Workers still hold jobs of the queue an obliterate was asked for (without force).
+  entry(QueueBusyError, {
+    status: 409,
+    details: (error) => ({ queue: error.queue, activeJobs: error.active }),
   }),
   // A claim that moved on (a remote worker whose lease was lost): it must drop the job.
   entry(StaleJobError, {

@@ -1,5 +1,6 @@
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
 import type { QueueOptions } from '../queue/queue-options';
+import type { DeclaredSchedule } from '../schedules/schedule-types';
 import { validateModuleOptions } from './validate-options';
 
 /**
@@ -65,6 +66,12 @@ export interface EchoMqModuleOptions {
    * but claim nothing until asked: the testing kit's runUntilIdle, or ProcessorExplorer.startQueue.
    */
   readonly startProcessors?: boolean;
+  /**
+   * Schedules upserted at every application bootstrap, producer-only applications included
+   * (docs/schedules.md): `{ queue, key, cron, tz? | everyMs, missed?, missedAfterMs?, template? }`.
+   * Each is checked at boot like upsertSchedule's arguments; a key is declared once per queue.
+   */
+  readonly schedules?: readonly DeclaredSchedule[];
 }
 
 export interface ResolvedModuleSettings {

@@ -10,6 +10,7 @@ import {
   type OptionCheck,
 } from '../option-checks';
 import { assertQueueOptions } from '../queue/queue-options';
+import { checkDeclaredSchedules } from '../schedules/schedule-checks';
 import { PAYLOAD_MAX_BYTES, SCRIPT_BATCH_MAX } from '../scripts/limits';
 import type { EchoMqModuleOptions, ReaperOptions, ResolvedModuleSettings } from './echomq-options';
 
@@ -63,6 +64,7 @@ const MODULE_CHECKS: { readonly [K in keyof EchoMqModuleOptions]-?: OptionCheck 
   replayWindowMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.replayWindowMs),
   reaper: (value, option) => checkFields(checkRecord(value, option), REAPER_CHECKS, option),
   startProcessors: (value, option) => checkBoolean(value, option),
+  schedules: (value, option) => checkDeclaredSchedules(value, option),
 };
 
 /** Refuses 'false' and 0 alike: a flag read from the environment must be parsed, not passed as text. */

@@ -9,6 +9,7 @@ import {
 } from '../keyspace';
 import { refusalDetail } from '../option-checks';
 import type { NewJobRecord } from '../scripts';
+import type { DebounceOptions, ThrottleOptions } from './dedupe-options';
 import { assertBackoff, QUEUE_OPTION_RANGES, type BackoffPolicy } from './queue-options';
 
 /** A backoff a job can carry: it is stored on the job's row, so it is data, not a function. */
@@ -35,6 +36,17 @@ export interface EnqueueOptions {
   readonly backoff?: JobBackoffPolicy;
   /** Enqueueing twice with one key (within the idempotency TTL) returns the first job's id. */
   readonly idempotencyKey?: string;
+  /**
+   * The job waits delayMs; a later enqueue with the same key while it still waits replaces its
+   * data (and name, if given) and pushes its run-at back, never past maxWaitMs after the first.
+   * Not with idempotencyKey, throttle, delayMs or runAt; not in enqueueMany (docs/deduplication.md).
+   */
+  readonly debounce?: DebounceOptions;
+  /**
+   * At most one job per key per window: later enqueues in the window return the first job's id
+   * (outcome 'matched'). Not with idempotencyKey or debounce; not in enqueueMany.
+   */
+  readonly throttle?: ThrottleOptions;
   /**
    * The lane the job waits in: 1 to 64 characters from A-Z a-z 0-9 _ . : @ + = -. Lanes (tenants,
    * customers) are served fairly against each other (docs/flow-control.md). Absent: 'default'.

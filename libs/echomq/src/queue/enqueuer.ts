@@ -2,9 +2,13 @@ import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
 import { NodeLeaseLostError, type JobId } from '../ids';
 import type { ResolvedModuleSettings } from '../module/echomq-options';
 import { JOB_ID_READY_TIMEOUT_MS, type JobIdMinter } from '../module/tokens';
-import type { ScriptContext } from '../scripts';
+import type { EnqueueOutcome, ScriptContext } from '../scripts';
+import { enqueueKeyed } from '../scripts/enqueue-keyed';
 import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
+import { repeatUntilKnown, type RepeatOptions } from '../scripts/repeat';
+import { newRequestId } from '../scripts/request-id';
 import { checkJobData } from './check-job-data';
+import { isKeyed, keyedRuleOf, type EnqueueResult } from './dedupe-options';
 import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
 import { buildJobRecord, type JobToEnqueue } from './enqueue-options';
 import type { QueueDefinitions } from './queue-definitions';
@@ -31,6 +35,40 @@ export class Enqueuer {
    * a larger batch is refused before anything is sent.
    */
   async enqueueMany<T>(ctx: ScriptContext, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
+    const outcomes = await this.enqueueOutcomes(ctx, jobs);
+    return outcomes.map((outcome) => outcome.id as JobId);
+  }
+
+  /**
+   * One job, with what its enqueue did. A debounce or throttle job goes alone through the
+   * keyed enqueue script (repeated under one request id while its reply is lost, for as long
+   * as `repeat` says); any other job through the batcher, like enqueueMany.
+   */
+  async submit<T>(ctx: ScriptContext, job: JobToEnqueue<T>, repeat: RepeatOptions): Promise<EnqueueResult> {
+    if (!isKeyed(job)) {
+      const [outcome] = await this.enqueueOutcomes(ctx, [job]);
+      return { id: outcome.id as JobId, outcome: outcome.created ? 'created' : 'matched' };
+    }
+    const rule = keyedRuleOf(job);
+    if (!rule) throw new InvalidArgumentError('A keyed job has a debounce or a throttle');
+    const queue = ctx.keys.queue;
+    const schema = this.definitions.get(queue)?.schemas.data;
+    if (schema) await checkJobData(queue, schema, [job]);
+    const [id] = await this.mintIds(1);
+    const record = buildJobRecord(id, job, this.settings.maxPayloadBytes);
+    await this.registerIfDue(queue);
+    const requestId = newRequestId();
+    const result = await repeatUntilKnown(
+      () => enqueueKeyed(ctx, record, rule, job.name !== undefined, requestId),
+      repeat,
+    );
+    return { id: result.id as JobId, outcome: result.outcome };
+  }
+
+  private async enqueueOutcomes<T>(
+    ctx: ScriptContext,
+    jobs: readonly JobToEnqueue<T>[],
+  ): Promise<EnqueueOutcome[]> {
     const queue = ctx.keys.queue;
     if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
       throw new InvalidArgumentError(
@@ -39,6 +77,14 @@ export class Enqueuer {
       );
     }
     if (jobs.length === 0) return [];
+    const keyed = jobs.findIndex(isKeyed);
+    if (keyed >= 0) {
+      throw new InvalidArgumentError(
+        `${jobs.length > 1 ? `jobs[${keyed}]: ` : ''}a job with debounce or throttle is enqueued one at a ` +
+          'time (enqueue or submit), not in enqueueMany: each is one script call that may replace or ' +
+          'match an existing job',
+      );
+    }
     const schema = this.definitions.get(queue)?.schemas.data;
     if (schema) await checkJobData(queue, schema, jobs);
     // Only the job's own maxAttempts goes on its row: this process's configuration does not
@@ -52,8 +98,7 @@ export class Enqueuer {
     const bytes = payloadBytes(records);
     if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
     await this.registerIfDue(queue);
-    const outcomes = await this.batcher(ctx).submit(records);
-    return outcomes.map((outcome) => outcome.id as JobId);
+    return this.batcher(ctx).submit(records);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { JOB_IDS, type JobId } from '../ids';
 import { DEFAULT_LANE, DEFAULT_PRIORITY } from '../keyspace/lane-name';
-import { BUILT_IN_MAX_ATTEMPTS, type JobState, type RawJobView } from '../scripts';
+import { BUILT_IN_MAX_ATTEMPTS, JOB_LOG_LINES_KEPT, type JobState, type RawJobView } from '../scripts';
 import type { JobBackoffPolicy } from './enqueue-options';
 
 /** What a reader sees of one job. `state` is derived from the set that holds the id. */
@@ -41,6 +41,27 @@ export interface JobView<T = unknown, R = unknown> {
   readonly result?: R;
   readonly finishedAt?: Date;
   readonly progress?: unknown;
+  /** The job's log (job.log), oldest first: the last JOB_LOG_LINES_KEPT (100) lines written. */
+  readonly logs: string[];
+  /** Lines written that the row no longer keeps (the oldest, past the last 100). */
+  readonly logsDropped: number;
+}
+
+/**
+ * The log lines of a row: 'gn' counts the lines written, 'g:<n>' holds line n, and only the
+ * last JOB_LOG_LINES_KEPT are kept. Read off the row the view already holds: a job that never
+ * logged costs nothing more.
+ */
+function logsOf(f: Readonly<Record<string, string>>): { logs: string[]; logsDropped: number } {
+  const written = Number(f.gn ?? 0);
+  if (!(written > 0)) return { logs: [], logsDropped: 0 };
+  const first = Math.max(1, written - JOB_LOG_LINES_KEPT + 1);
+  const logs: string[] = [];
+  for (let n = first; n <= written; n++) {
+    const line = f[`g:${n}`];
+    if (line !== undefined) logs.push(line);
+  }
+  return { logs, logsDropped: first - 1 };
 }
 
 function parseJson(text: string | undefined): unknown {
@@ -83,5 +104,6 @@ export function toJobView<T>(queue: string, id: JobId, raw: RawJobView): JobView
     ...(f.r !== undefined ? { result: parseJson(f.r) } : {}),
     ...(f.f !== undefined ? { finishedAt: new Date(Number(f.f)) } : {}),
     ...(f.p !== undefined ? { progress: parseJson(f.p) } : {}),
+    ...logsOf(f),
   };
 }

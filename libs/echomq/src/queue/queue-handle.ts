@@ -5,6 +5,7 @@ import type { LaneView } from '../scripts/lane-reads';
 import type { FlowLimits } from '../scripts/set-limits';
 import type { LaneSettings } from './flow-admin';
 import type { QueueEventListener } from '../events/queue-event';
+import type { EnqueueResult } from './dedupe-options';
 import type { EnqueueOptions, JobToEnqueue } from './enqueue-options';
 import type { JobView } from './job-view';
 import type { InputOf, QueueDefinition, ResultOf } from './queue-definition';
@@ -36,6 +37,11 @@ export class QueueHandle<Q extends QueueDefinition<unknown, unknown, unknown>> {
 
   enqueue(data: InputOf<Q>, options?: EnqueueOptions): Promise<JobId> {
     return this.queues.enqueue(this.name, data, options);
+  }
+
+  /** Enqueues one job and says whether it created, matched or replaced one (see QueueService.submit). */
+  submit(data: InputOf<Q>, options?: EnqueueOptions): Promise<EnqueueResult> {
+    return this.queues.submit(this.name, data, options);
   }
 
   enqueueMany(jobs: readonly JobToEnqueue<InputOf<Q>>[]): Promise<JobId[]> {

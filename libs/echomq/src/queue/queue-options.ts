@@ -9,6 +9,7 @@ import {
   refuse,
   type OptionCheck,
 } from '../option-checks';
+import { DEAD_RETENTION_DEFAULTS, DEAD_RETENTION_RANGES } from '../scripts/dead-retention';
 import type { RateLimit } from '../scripts/set-limits';
 import { FLOW_LIMIT_CHECKS, type FlowLimitKey } from './flow-limits';
 
@@ -60,6 +61,17 @@ export interface QueueOptions {
   /** Keep a completed job's row (with its result) this long; 0 deletes it at once; at most 365 days. Default 0. */
   readonly retainCompletedMs?: number;
   /**
+   * Most jobs the dead set keeps: an integer from 0 to 10,000,000. Each move into dead trims the
+   * oldest (mint order) past it, in the same call. Applied by the process that moves the job
+   * (the failing worker, the reaper). Default 10,000.
+   */
+  readonly deadMaxJobs?: number;
+  /**
+   * Most age since enqueue (the id's time) of a job in dead: 1,000 ms to 3,650 days; older ones
+   * are trimmed when a job goes in. Default null: no age limit.
+   */
+  readonly deadMaxAgeMs?: number | null;
+  /**
    * How long one attempt may run in this worker: 1 to 604,800,000 ms (7 days). At the deadline the
    * handler's signal aborts with JobTimeoutError and the attempt fails with it (retried per backoff).
    * A job's own enqueue timeoutMs wins. Default null: no timeout (null also clears a lower layer's).
@@ -93,6 +105,8 @@ export const QUEUE_DEFAULTS: ResolvedQueueOptions = {
   concurrency: 10,
   retainCompletedMs: 0,
   timeoutMs: null,
+  deadMaxJobs: DEAD_RETENTION_DEFAULTS.deadMaxJobs,
+  deadMaxAgeMs: DEAD_RETENTION_DEFAULTS.deadMaxAgeMs,
 };
 
 /** The documented range of each numeric queue option (docs/options.md). */
@@ -105,6 +119,8 @@ export const QUEUE_OPTION_RANGES = {
   backoffJitter: { min: 0, max: 1 },
   // A timeout longer than a week is no timeout; the lease keeps a stuck job visible meanwhile.
   timeoutMs: { min: 1, max: 7 * DAY_MS },
+  deadMaxJobs: DEAD_RETENTION_RANGES.deadMaxJobs,
+  deadMaxAgeMs: DEAD_RETENTION_RANGES.deadMaxAgeMs,
 } as const;
 
 /** Later layers win: built-in defaults < module defaults < per-queue configuration < decorator. */
@@ -127,6 +143,11 @@ const QUEUE_OPTION_CHECKS: { readonly [K in keyof QueueOptions]-?: OptionCheck }
   // null is the resolved default (no timeout), so the merged options pass the same checks.
   timeoutMs: (value, option) => {
     if (value !== null) checkInteger(value, option, QUEUE_OPTION_RANGES.timeoutMs);
+  },
+  deadMaxJobs: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.deadMaxJobs),
+  // null is the resolved default (no age limit), as for timeoutMs.
+  deadMaxAgeMs: (value, option) => {
+    if (value !== null) checkInteger(value, option, QUEUE_OPTION_RANGES.deadMaxAgeMs);
   },
   ...FLOW_LIMIT_CHECKS,
 };

@@ -15,6 +15,7 @@ import {
   type RemovedFrom,
   type ScriptContext,
 } from '../scripts';
+import { isKeyed, type EnqueueResult } from './dedupe-options';
 import type { EnqueueOptions, JobToEnqueue } from './enqueue-options';
 import { Enqueuer } from './enqueuer';
 import { toJobView, type JobView } from './job-view';
@@ -156,9 +157,24 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     this.definitions.use(definition);
   }
 
+  /**
+   * Enqueues one job and returns the id of the job that will run: its own, or, for an
+   * idempotency key, debounce or throttle that matched, the existing job's (submit says which).
+   */
   async enqueue<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<JobId> {
+    if (isKeyed(options)) return (await this.submit(queue, data, options)).id;
     const [id] = await this.enqueueMany(queue, [{ ...options, data }]);
     return id;
+  }
+
+  /**
+   * Enqueues one job and says what that did: `created` a job, `matched` an existing one (its
+   * idempotency key or throttle window held one), or `replaced` the data of a waiting debounced
+   * job and pushed its run-at back. `id` is the job that will run. Options are checked like
+   * enqueue's, as InvalidArgumentError before anything is sent (docs/deduplication.md).
+   */
+  async submit<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+    return this.enqueuer.submit(this.context(queue), { ...options, data }, this.repeatOnce());
   }
 
   /**
@@ -224,7 +240,11 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     await repeatUntilKnown(() => retryDead(ctx, jobId, requestId), this.repeatOnce());
   }
 
-  /** Removes a job in any state; an active job's handler is aborted at its next heartbeat. */
+  /**
+   * Removes a job in any state. An active job's handler is aborted promptly, in whichever process
+   * runs it (within about 100 ms, through the queue's cancels stream), and its late settlement
+   * changes nothing (STALE).
+   */
   async remove(queue: string, id: string): Promise<RemovedFrom> {
     const ctx = this.context(queue);
     const jobId = assertJobId(id);
@@ -247,6 +267,10 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
 
   protected async registerIfDue(queue: string): Promise<void> {
     if (this.registration.needed(queue)) await this.register(queue);
+  }
+
+  protected forgetRegistration(queue: string): void {
+    this.registration.forget(queue);
   }
 
   protected yieldLimits(queue: string): Promise<void> {

@@ -22,6 +22,8 @@ export interface ClaimedJobRecord {
   readonly priority: number;
   /** The job's own timeout (ms), or null when the serving worker's applies. */
   readonly timeoutMs: number | null;
+  /** The schedule this job is an occurrence of (row 'sk'); absent for other jobs. */
+  readonly scheduleKey?: string;
 }
 
 export interface ClaimBatch {
@@ -61,7 +63,7 @@ export interface ClaimRequest {
   readonly maxAttempts?: number;
 }
 
-const FIELDS_PER_JOB = 11;
+const FIELDS_PER_JOB = 12;
 const HEADER_FIELDS = 4;
 
 export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Promise<ClaimBatch> {
@@ -116,6 +118,7 @@ export function parseClaimReply(reply: (string | number | null)[]): ClaimBatch {
       lane: String(reply[i + 8]),
       priority: Number(reply[i + 9]),
       timeoutMs: reply[i + 10] === null || reply[i + 10] === undefined ? null : Number(reply[i + 10]),
+      ...(typeof reply[i + 11] === 'string' ? { scheduleKey: reply[i + 11] as string } : {}),
     });
   }
   return {

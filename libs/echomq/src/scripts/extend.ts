@@ -9,7 +9,11 @@ export interface ExtendOutcome {
   readonly held: boolean[];
 }
 
-/** The heartbeat. Repeating the call with the same request id returns the first call's answer. */
+/**
+ * The heartbeat. It writes no event (a beat per worker every lease/3 would crowd completions out
+ * of the capped stream); the metrics counter 'extended' counts the leases it extended. Repeating
+ * the call with the same request id returns the first call's answer.
+ */
 export async function extendLeases(
   ctx: ScriptContext,
   claims: readonly ClaimRef[],
@@ -22,7 +26,7 @@ export async function extendLeases(
     ctx,
     'emqExtend',
     [keys.fence, keys.reply(requestId), keys.active, keys.metrics, keys.events],
-    [keys.jobPrefix, leaseMs, ctx.eventsMaxLen, replayWindow(ctx), claims.length, ...claimArgs(claims)],
+    [keys.jobPrefix, leaseMs, replayWindow(ctx), claims.length, ...claimArgs(claims)],
   )) as number[];
   return { leaseDeadline: Number(reply[0]), held: reply.slice(1).map((flag) => Number(flag) === 1) };
 }

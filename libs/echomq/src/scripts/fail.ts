@@ -1,4 +1,5 @@
 import { replayWindow, type ClaimRef, type ScriptContext } from './context';
+import { DEAD_RETENTION_DEFAULTS, deadRetentionArgs, type DeadRetention } from './dead-retention';
 import { newRequestId } from './request-id';
 import { runScript } from './run-script';
 import { translateReplyError } from './reply-errors';
@@ -14,10 +15,13 @@ export interface FailRequest {
   readonly backoffMs: number;
   /** Skip the remaining budget and go to dead. */
   readonly unrecoverable: boolean;
+  /** How much of dead to keep when this job goes there (the failing worker's options); defaults when absent. */
+  readonly dead?: DeadRetention;
 }
 
 /**
- * Fails a claimed job. Throws StaleJobError (and changes nothing) when the claim is no longer
+ * Fails a claimed job. A job that goes to dead trims dead in the same call (oldest first, to the
+ * request's deadMaxJobs and deadMaxAgeMs; see into_dead in the prelude). Throws StaleJobError (and changes nothing) when the claim is no longer
  * current. Repeating the call with the same request id returns the first call's answer.
  */
 export async function failJob(
@@ -53,6 +57,7 @@ export async function failJob(
         request.unrecoverable ? 1 : 0,
         ctx.eventsMaxLen,
         replayWindow(ctx),
+        ...deadRetentionArgs(request.dead ?? DEAD_RETENTION_DEFAULTS),
       ],
     )) as [string, number];
   } catch (error) {

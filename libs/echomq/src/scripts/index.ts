@@ -21,8 +21,19 @@ export * from './limits';
 export * from './request-id';
 export * from './repeat';
 export { BUILT_IN_MAX_ATTEMPTS } from './lua/prelude';
+export * from './schedules';
 // schedules
+export * from './drain';
+export * from './clean';
+export * from './obliterate';
+export * from './retry-all';
+export * from './promote-job';
+export * from './update-job';
+export { OBLITERATED_KEYS } from './lua/obliterate.lua';
 // job control
+export * from './enqueue-keyed';
 // dedupe
+export * from './job-log';
 // job log and cancellation
+export * from './dead-retention';
 // retention

@@ -3,11 +3,14 @@ import { newRequestId } from './request-id';
 import { translateReplyError } from './reply-errors';
 import { runScript } from './run-script';
 
+export { CANCELS_MAX_LEN } from './lua/remove.lua';
+
 /** The state a removed job was in; 'orphan' is a row in no set that never finished (invariant 2 broken). */
 export type RemovedFrom = 'pending' | 'active' | 'schedule' | 'dead' | 'completed' | 'orphan';
 
 /**
  * Removes a job from whatever state it is in. Throws JobNotFoundError when there is none.
+ * An active job's claim goes on the queue's cancels stream, so the worker running it aborts it.
  * Repeating a call that succeeded with the same request id returns the same state.
  */
 export async function removeJob(

@@ -8,6 +8,7 @@ import { claimWithRepeat } from './claim-call';
 import { pauseAfter } from './claim-pause';
 import type { JobRunner, WorkerEventEmitter } from './job-runner';
 import { JobSlots } from './job-slots';
+import type { CancelSubscription, CancelWatch } from './cancel-watch';
 import type { LeaseKeeper } from './lease-keeper';
 import { releaseAtShutdown } from './release-at-shutdown';
 import { RunningJob } from './running-job';
@@ -48,6 +49,8 @@ export class ClaimLoop {
   private loop?: Promise<void>;
   private readonly changes = new ChangeSignal();
   private readonly slots: JobSlots;
+  /** This queue's cancels, followed while the loop holds jobs (see CancelWatch). */
+  private cancelled?: CancelSubscription;
 
   constructor(
     readonly queue: string,
@@ -58,6 +61,8 @@ export class ClaimLoop {
     private readonly waiter: WakeWaiter,
     private readonly logger: Logger,
     private readonly timing: ClaimLoopTiming,
+    /** Aborts handlers of jobs removed while they run; without one, the heartbeat does (lease lost). */
+    private readonly cancels?: CancelWatch,
   ) {
     this.slots = new JobSlots(runner, keeper, this.changes, logger, queue, options.concurrency);
   }
@@ -113,6 +118,7 @@ export class ClaimLoop {
     this.stopping = false;
     this.stopped = new AbortController();
     this.keeper.start();
+    this.cancelled ??= this.cancels?.watch(this.ctx.keys, (id, attempt) => this.slots.cancel(id, attempt));
     this.loop = this.run();
   }
 
@@ -162,12 +168,20 @@ export class ClaimLoop {
     }
     // Outcomes already computed still go out (at a shutdown, settle repeats end at repeatEnd).
     await this.slots.settled();
-    // A handler that ignored its abort still holds its lease: only a shutdown stops its heartbeat.
-    if (final || this.slots.runningCount === 0) this.keeper.stop();
+    // A handler that ignored its abort still holds its lease: only a shutdown stops its heartbeat
+    // (and the cancels watch, which can still abort it when it is removed).
+    if (final || this.slots.runningCount === 0) {
+      this.keeper.stop();
+      this.cancelled?.stop();
+      this.cancelled = undefined;
+    }
     this.waiter.interrupt();
   }
 
   private async run(): Promise<void> {
+    // Claim only once the cancels stream is followed, so no removal of a claimed job is missed
+    // (bounded: its first try is one command).
+    await this.cancelled?.ready;
     let failures = 0;
     while (!this.stopping) {
       const free = this.options.concurrency - this.slots.taken;

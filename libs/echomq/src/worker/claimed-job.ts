@@ -1,7 +1,15 @@
 import { StaleJobError } from '../errors';
 import { JOB_IDS, type JobId } from '../ids';
 import { jsonText } from '../json';
-import { recordProgress, type ScriptContext } from '../scripts';
+import {
+  appendJobLog,
+  assertLogLine,
+  newRequestId,
+  recordProgress,
+  repeatUntilKnown,
+  replayWindow,
+  type ScriptContext,
+} from '../scripts';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
 import type { RunningJob } from './running-job';
@@ -67,6 +75,15 @@ export class ClaimedJob<T = unknown> implements Job<T> {
       (reason) => new TypeError(`progress must be JSON-serialisable: ${reason}`),
     );
     return recordProgress(this.ctx, this.running.claim, text);
+  }
+
+  async log(line: string): Promise<void> {
+    assertLogLine(line);
+    // One request id for every try: a repeat of a line that was written appends nothing. Repeats
+    // end with the lease (a stale claim cannot write anyway) and well inside the replay window.
+    const requestId = newRequestId();
+    const untilMs = Math.min(this.running.leaseValidUntil, Date.now() + replayWindow(this.ctx) / 2);
+    await repeatUntilKnown(() => appendJobLog(this.ctx, this.running.claim, line, requestId), { untilMs });
   }
 
   async extendLease(ms = this.leaseMs): Promise<void> {

@@ -1,6 +1,7 @@
 import { UnrecoverableError } from '../errors';
 import type { BackoffPolicy } from '../queue/queue-options';
 import type { ClaimedJobRecord, FailRequest } from '../scripts';
+import { DEAD_RETENTION_DEFAULTS, type DeadRetention } from '../scripts/dead-retention';
 import { ERROR_TEXT_MAX } from '../scripts/limits';
 import { backoffDelay, storedBackoff } from './backoff';
 
@@ -21,9 +22,15 @@ function cut(text: string, max: number): string {
  * a custom backoff function that throws (or a stored policy this worker cannot read) must not
  * turn a failure into an unsettled job (the lease would run out and the handler's error be
  * lost), so its error is only noted after the handler's, and the retry waits no delay (0 puts
- * the job straight back into pending).
+ * the job straight back into pending). `dead` is how much of dead the serving worker keeps
+ * (its deadMaxJobs and deadMaxAgeMs), applied when this failure sends the job there.
  */
-export function failRequest(policy: BackoffPolicy, record: ClaimedJobRecord, error: unknown): FailRequest {
+export function failRequest(
+  policy: BackoffPolicy,
+  record: ClaimedJobRecord,
+  error: unknown,
+  dead: DeadRetention = DEAD_RETENTION_DEFAULTS,
+): FailRequest {
   let backoffMs = 0;
   let note = '';
   try {
@@ -36,5 +43,6 @@ export function failRequest(policy: BackoffPolicy, record: ClaimedJobRecord, err
     error: cut(describe(error), ERROR_TEXT_MAX - note.length) + note,
     backoffMs,
     unrecoverable: error instanceof UnrecoverableError,
+    dead: { deadMaxJobs: dead.deadMaxJobs, deadMaxAgeMs: dead.deadMaxAgeMs },
   };
 }

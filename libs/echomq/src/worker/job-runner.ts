@@ -37,6 +37,12 @@ export interface RunHooks {
 
 const NO_HOOKS: RunHooks = { handlerDone: () => undefined, lingering: () => undefined };
 
+/**
+ * Moves a schedule on from the occurrence just claimed (QueueService.advanceSchedule); the
+ * reaper's sweep is the safety net when this fails or the process dies first.
+ */
+export type AdvanceSchedule = (scheduleKey: string, occurrenceId: string) => Promise<unknown>;
+
 export interface JobRunnerTiming {
   /** How long after its first send a settlement may be repeated under its request id. */
   readonly repeatForMs: number;
@@ -77,6 +83,7 @@ export class JobRunner {
     private readonly dispatch: Dispatch,
     private readonly logger: Logger,
     private readonly timing: JobRunnerTiming,
+    private readonly advanceSchedule?: AdvanceSchedule,
   ) {
     this.throttleLog = new ThrottleLog(logger);
   }
@@ -93,6 +100,7 @@ export class JobRunner {
    * claim the next job while this one's outcome is on its way to Redis.
    */
   async run(running: RunningJob, hooks: RunHooks = NO_HOOKS): Promise<void> {
+    this.advanceFrom(running);
     const outcome = await withDeadline(running, this.invoke(running), hooks.lingering, this.logger);
     // Stop heartbeating before settling: an extend that reached Redis after the
     // completion would report the lease lost and abort a job that just succeeded
@@ -103,6 +111,22 @@ export class JobRunner {
     // release that failed or was refused settles as usual, so a handler that succeeded still completes.
     if (running.released && (await running.released)) return;
     await this.settle(running, outcome);
+  }
+
+  /**
+   * A schedule's occurrence: its next one is created now, beside the handler (not before it:
+   * the handler does not wait on it), so the schedule goes on whatever this run does. A failed
+   * advance is logged and left to the reapers' sweep; it never fails the job.
+   */
+  private advanceFrom(running: RunningJob): void {
+    const key = running.record.scheduleKey;
+    if (key === undefined || !this.advanceSchedule) return;
+    this.advanceSchedule(key, running.record.id).catch((error: unknown) => {
+      this.logger.warn(
+        `Could not advance schedule ${key} from job ${running.record.id} (${(error as Error).message}); ` +
+          'the reaper will',
+      );
+    });
   }
 
   private async invoke(running: RunningJob): Promise<HandlerOutcome> {
@@ -160,7 +184,7 @@ export class JobRunner {
   }
 
   private async fail(running: RunningJob, error: unknown): Promise<void> {
-    const request = failRequest(this.options.backoff, running.record, error);
+    const request = failRequest(this.options.backoff, running.record, error, this.options);
     let failed: FailOutcome | typeof GAVE_UP;
     try {
       failed = await this.attempt(running, 'fail', (requestId) =>

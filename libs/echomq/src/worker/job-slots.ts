@@ -56,6 +56,21 @@ export class JobSlots {
     return this.running.size > 0 || this.lingering.size > 0;
   }
 
+  /**
+   * Aborts the running job holding this claim, if it runs here: the job was removed while
+   * active (see CancelWatch). A scan of the running jobs, at most `concurrency` of them, made
+   * only when a job is removed, so launching and settling jobs pay nothing for it.
+   */
+  cancel(id: string, attempt: number): boolean {
+    for (const job of this.running.values()) {
+      if (job.record.id !== id || job.record.attempt !== attempt || job.aborted) continue;
+      this.logger.log(`Job ${id} (attempt ${attempt}) was removed; aborting its handler`);
+      job.removed();
+      return true;
+    }
+    return false;
+  }
+
   runningJobs(): RunningJob[] {
     return [...this.running.values()];
   }

@@ -29,10 +29,21 @@ export interface Job<T = unknown> {
    * JobTimeoutError and the attempt fails with it, whether or not the handler returns.
    */
   readonly timeoutMs: number | null;
-  /** Fires when the lease is lost, the job is removed, its timeout passes, or shutdown outlasts its grace period. */
+  /**
+   * Fires when the lease is lost, the job is removed (at once, in whichever process runs it),
+   * its timeout passes, or shutdown outlasts its grace period. Its reason is a JobAbortedError
+   * (or the JobTimeoutError the attempt fails with) that says which.
+   */
   readonly signal: AbortSignal;
   /** Stores progress (any JSON value) on the job, readable through QueueService.getJob. */
   progress(value: unknown): Promise<void>;
+  /**
+   * Appends a line to the job's log, shown in the job view (QueueService.getJob, GET
+   * /queues/:q/jobs/:id) while the row exists; the job keeps its last 100 lines. A line is at
+   * most 1,024 bytes (UTF-8): a longer one is refused with InvalidArgumentError. Throws
+   * StaleJobError once this claim is no longer current (lease lost, job removed).
+   */
+  log(line: string): Promise<void>;
   /**
    * Pushes the lease deadline to now + ms (default: the queue's lease), never earlier than it
    * is: neither this nor the heartbeat ever shortens a lease.

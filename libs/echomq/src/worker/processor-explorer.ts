@@ -20,6 +20,7 @@ import { completeJobs } from '../scripts';
 import { onceReachable } from '../connection/once-reachable';
 import { RedisConnections } from '../connection/redis-connections';
 import { QueueService } from '../queue/queue.service';
+import { CancelWatch } from './cancel-watch';
 import { ClaimLoop } from './claim-loop';
 import { Completer } from './completer';
 import { JobRunner, type Dispatch } from './job-runner';
@@ -29,6 +30,9 @@ import { assertWorkerOptions, defineProcessor, readProcessorMetadata } from './p
 import { Reaper } from './reaper';
 import { WakeWaiter } from './wake-waiter';
 import { bindWorkerEventHandlers } from '../events/worker-event-handlers';
+import { DeclaredSchedules } from '../schedules/declared-schedules';
+import { readScheduleMetadata } from '../schedules/schedule.decorator';
+import { HANDLE_METADATA } from './processor.decorator';
 
 /**
  * Finds @Processor providers the way @nestjs/schedule finds its handlers: discover
@@ -43,6 +47,10 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   private started = false;
   /** Ends the background registration of queues Redis was down for at boot. */
   private readonly bootstrapAbort = new AbortController();
+  /** The module's and the processors' @Schedule declarations, upserted at bootstrap. */
+  private readonly schedules: DeclaredSchedules;
+  /** Aborts handlers of jobs removed while they run here: one for every loop (see CancelWatch). */
+  private cancels?: CancelWatch;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -52,7 +60,9 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     private readonly connections: RedisConnections,
     private readonly reaper: Reaper,
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
-  ) {}
+  ) {
+    this.schedules = new DeclaredSchedules(options.schedules);
+  }
 
   /** The claim loop serving a queue in this application, if any. */
   loop(queue: string): ClaimLoop | undefined {
@@ -145,6 +155,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       }
       if (metadata.definition) this.queues.useDefinition(metadata.definition);
       const definition = defineProcessor(instance, metadata, this.reflector, this.scanner);
+      this.discoverSchedules(metatype as Type, instance, metadata.queue);
       const loop = this.createLoop(definition.queue, metadata.options, definition.dispatch);
       bindWorkerEventHandlers(
         instance,
@@ -158,8 +169,55 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     }
   }
 
+  /**
+   * The @Schedule declarations of a processor: on the class (occurrences named by the
+   * declaration, else handled by process()), and on its methods (named by the method's @Handle).
+   */
+  private discoverSchedules(metatype: Type, instance: object, queue: string): void {
+    const className = metatype.name;
+    this.schedules.addDeclarations(queue, readScheduleMetadata(metatype), `@Schedule on ${className}`);
+    const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+    for (const method of this.scanner.getAllMethodNames(prototype)) {
+      const fn = prototype[method];
+      if (typeof fn !== 'function') continue;
+      const declared = readScheduleMetadata(fn);
+      if (declared.length === 0) continue;
+      const handles = this.reflector.get<string | undefined>(HANDLE_METADATA, fn as () => unknown);
+      if (
+        handles === undefined &&
+        method !== 'process' &&
+        declared.some((entry) => entry.declaration.name === undefined)
+      ) {
+        throw new ProcessorDefinitionError(
+          `@Schedule on ${className}.${method}: the method is neither process() nor a @Handle(name), so no job would reach it`,
+        );
+      }
+      this.schedules.addDeclarations(queue, declared, `@Schedule on ${className}.${method}`, handles ?? '');
+    }
+  }
+
   async onApplicationBootstrap(): Promise<void> {
+    const unregistered = await this.registerServed();
+    try {
+      // Before any claim loop starts, and in producer-only applications too.
+      await this.schedules.upsertAll(this.queues, this.logger, this.bootstrapAbort.signal);
+    } catch (error) {
+      await this.connections.onApplicationShutdown();
+      throw error;
+    }
     if (this.loops.size === 0) return;
+    // startProcessors: false (tests): discovered, checked and registered, but nothing claims until startQueue().
+    if (this.options.startProcessors === false) return;
+    const registered = [...this.loops.keys()].filter((queue) => !unregistered.includes(queue));
+    await DeclaredSchedules.sweepBeforeClaiming(this.queues, registered, this.logger);
+    for (const queue of registered) this.startLoop(queue, this.loops.get(queue)!);
+    for (const queue of unregistered) void this.startOnceRegistered(queue);
+    this.reaper.start([...this.loops.keys()]);
+    this.started = true;
+  }
+
+  /** Registers the served queues; returns those Redis was unreachable for (registered in the background). */
+  private async registerServed(): Promise<string[]> {
     const unregistered: string[] = [];
     try {
       for (const queue of this.loops.keys()) {
@@ -178,14 +236,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       await this.connections.onApplicationShutdown();
       throw error;
     }
-    // startProcessors: false (tests): discovered, checked and registered, but nothing claims until startQueue().
-    if (this.options.startProcessors === false) return;
-    for (const [queue, loop] of this.loops) {
-      if (!unregistered.includes(queue)) this.startLoop(queue, loop);
-    }
-    for (const queue of unregistered) void this.startOnceRegistered(queue);
-    this.reaper.start([...this.loops.keys()]);
-    this.started = true;
+    return unregistered;
   }
 
   private startLoop(queue: string, loop: ClaimLoop): void {
@@ -214,6 +265,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     this.reaper.stop();
     const grace = this.queues.settings.shutdownGraceMs;
     await Promise.all([...this.loops.values()].map((loop) => loop.stop(grace)));
+    this.cancels?.close();
   }
 
   private createLoop(queue: string, overrides: QueueOptions, dispatch: Dispatch): ClaimLoop {
@@ -234,8 +286,19 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
         onRepeat: (error) => logger.warn(`Completions of ${queue}: ${error.message}; repeating the batch`),
       },
     );
-    const runner = new JobRunner(queue, options, ctx, keeper, completer, dispatch, logger, timing);
+    const runner = new JobRunner(
+      queue,
+      options,
+      ctx,
+      keeper,
+      completer,
+      dispatch,
+      logger,
+      timing,
+      (key, id) => this.queues.advanceSchedule(queue, key, id),
+    );
     const waiter = new WakeWaiter(this.connections, ctx.keys.wake);
-    return new ClaimLoop(queue, options, ctx, runner, keeper, waiter, logger, timing);
+    this.cancels ??= new CancelWatch(this.connections);
+    return new ClaimLoop(queue, options, ctx, runner, keeper, waiter, logger, timing, this.cancels);
   }
 }

@@ -28,8 +28,8 @@ export const PRUNE_EVERY_MS = 10 * 60_000;
 const PRUNE_PARALLEL = 32;
 
 /**
- * Returns expired leases to pending (or dead) and promotes due scheduled jobs, for
- * every known queue, on its own timer. Runs once in every process that hosts
+ * Returns expired leases to pending (or dead), advances schedules whose next occurrence
+ * went missing, and promotes due scheduled jobs, for every known queue, on its own timer. Runs once in every process that hosts
  * processors; the scripts are idempotent, so concurrent reapers are safe. Each process
  * starts at a random phase so reapers do not tick together.
  *
@@ -93,7 +93,14 @@ export class Reaper {
         try {
           const ctx = this.queues.context(queue);
           if (!(await this.formats.allows(ctx))) continue;
-          for (let call = 0; call < CALLS_PER_TICK && (await reapExpired(ctx, batch)).more; call++);
+          for (
+            let call = 0;
+            call < CALLS_PER_TICK && (await reapExpired(ctx, batch, this.queues.queueOptions(queue))).more;
+            call++
+          );
+          // Before promoting: a 'skip' schedule's overdue occurrence is replaced while it still
+          // waits, rather than promoted and run (docs/schedules.md, "Missed runs").
+          await this.sweepSchedules(queue);
           for (let call = 0; call < CALLS_PER_TICK && (await promoteDue(ctx, batch)).more; call++);
         } catch (error) {
           warnUnlessUnreachable(this.logger, error, `Reaper on queue ${queue}: ${(error as Error).message}`);
@@ -103,6 +110,19 @@ export class Reaper {
       warnUnlessUnreachable(this.logger, error, `Reaper: ${(error as Error).message}`);
     } finally {
       this.ticking = false;
+    }
+  }
+
+  /**
+   * The schedules' safety net (QueueService.sweepSchedules): one EXISTS for a queue without
+   * schedules, else up to CALLS_PER_TICK chunks. Its errors are logged apart, so a schedule
+   * that cannot advance never stops promotion.
+   */
+  private async sweepSchedules(queue: string): Promise<void> {
+    try {
+      await this.queues.sweepSchedules(queue, CALLS_PER_TICK);
+    } catch (error) {
+      warnUnlessUnreachable(this.logger, error, `Schedules of queue ${queue}: ${(error as Error).message}`);
     }
   }
 

@@ -74,6 +74,15 @@ export class RunningJob {
   }
 
   /**
+   * Aborts because the job was removed while this claim ran (read off the queue's cancels
+   * stream): the claim is gone from active, so whatever the handler returns settles as STALE.
+   */
+  removed(): void {
+    const { id, attempt } = this.record;
+    this.abort('removed', `Job ${id} was removed while attempt ${attempt} ran; its claim is void`);
+  }
+
+  /**
    * Aborts at the attempt's deadline, with the JobTimeoutError the attempt fails with as the
    * signal's reason (unless something aborted it first: the first reason stays).
    */

@@ -27,6 +27,9 @@ import {
 } from './settle';
 import { FlowTime, PauseLane, ResumeLane, SetLane, SetLimits, Throttle } from './flow';
 import { Promote, Reap } from './sweep';
+import { deadKeep } from './dead';
+import { JobLog, type LogLine } from './log';
+import { AdvanceSchedule, type Expect, RemoveSchedule, type RunAt, UpsertSchedule } from './schedule';
 import { type BulkPick, type ClaimPick, type Cmd, type Picks, type Pool } from './step';
 
 export { MAX_BULK_STEPS, MAX_STEPS } from './step';
@@ -222,73 +225,122 @@ const passTimeAll = fc
   )
   .map(([what, order]) => new PassTimeAll(what, order));
 
-/** The everyday mix: small batches of every kind. */
-export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
+// ------------------------------------------------------------------ issue 11's transitions
+
+const logLine = fc.oneof(
+  { arbitrary: fc.constant<LogLine>('short'), weight: 8 },
+  { arbitrary: fc.constantFrom<LogLine>('edge', 'over'), weight: 2 },
+);
+const jobLog = fc
+  .tuple(claimPick, logLine, fc.constantFrom(1, 1, 1, 1, 2, 2, 3, 3, 5, 101), lost)
+  .map(([p, line, n, l]) => new JobLog(p, line, n, l));
+
+const runAt = fc.constantFrom<RunAt>('future', 'future', 'past');
+const scheduleKey = fc.nat(1);
+const schedules = [
   {
     arbitrary: fc
-      .tuple(group(fc.array(jobSpec(1), { minLength: 1, maxLength: 3 })), fc.boolean(), lost)
-      .map(([g, single, l]) => new Enqueue([g], single, l)),
-    weight: 4,
+      .tuple(scheduleKey, fc.nat(2), runAt, node, lost)
+      .map(([k, d, w, n, l]) => new UpsertSchedule(k, d, w, n, l)),
+    weight: 2,
   },
   {
     arbitrary: fc
       .tuple(
-        fc.array(group(fc.array(jobSpec(3), { minLength: 1, maxLength: 3 })), { minLength: 2, maxLength: 3 }),
+        scheduleKey,
+        fc.constantFrom<Expect>('current', 'current', 'current', 'current', 'none', 'other'),
+        fc.oneof({ arbitrary: fc.constant(true), weight: 5 }, { arbitrary: fc.constant(false), weight: 1 }),
+        fc.boolean(),
+        runAt,
+        node,
         lost,
       )
-      .map(([groups, l]) => new Enqueue(groups, false, l)),
+      .map(([k, e, d, rep, w, n, l]) => new AdvanceSchedule(k, e, d, rep, w, n, l)),
     weight: 2,
   },
-  {
-    arbitrary: fc
-      .tuple(fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost, workerMax)
-      .map(([n, w, p, i, l, max]) => new Claim(n, w, p, i, l, max)),
-    weight: 7,
-  },
-  {
-    arbitrary: fc
-      .tuple(
-        fc.integer({ min: 1, max: 2 }),
-        fc.integer({ min: 1, max: 2 }),
-        fc.constantFrom(1, MAX),
-        fc.tuple(workerMax, workerMax),
-      )
-      .map(([a, b, p, maxes]) => new ClaimTogether([a, b], p, maxes)),
-    weight: 1,
-  },
-  {
-    arbitrary: fc
-      .tuple(claimPick, fc.boolean(), resultKind, lost)
-      .map(([p, keep, res, l]) => new Complete(p, keep, res, l)),
-    weight: 3,
-  },
-  {
-    arbitrary: fc
-      .tuple(fewPicks, fc.boolean(), resultKind, lost)
-      .map(([p, keep, res, l]) => new CompleteMany(p, keep, res, l)),
-    weight: 2,
-  },
-  { arbitrary: claimPick.map((p) => new Progress(p)), weight: 1 },
-  {
-    arbitrary: fc
-      .tuple(claimPick, failMode, errorSize, lost)
-      .map(([p, mode, size, l]) => new Fail(p, mode, size, l)),
-    weight: 4,
-  },
-  {
-    arbitrary: fc.tuple(fewPicks, fc.boolean(), lost).map(([p, half, l]) => new Extend(p, half, l)),
-    weight: 2,
-  },
-  { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 3 },
-  { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Reap(n, i)), weight: 4 },
-  { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Promote(n, i)), weight: 3 },
-  ...admin,
-  { arbitrary: passTime, weight: 7 },
-  { arbitrary: passTimeAll, weight: 1 },
-  { arbitrary: fc.constant(new Pause(true)), weight: 1 },
-  { arbitrary: fc.constant(new Pause(false)), weight: 2 },
-  { arbitrary: repeat, weight: 4 },
-  { arbitrary: refusal, weight: 2 },
+  { arbitrary: fc.tuple(scheduleKey, lost).map(([k, l]) => new RemoveSchedule(k, l)), weight: 1 },
+];
+
+/** Issue 11's steps, weighted against lifecycle steps weighted SCALE times their old weight. */
+const SCALE = 3;
+function scaled<T>(list: readonly { arbitrary: fc.Arbitrary<T>; weight: number }[]) {
+  return list.map((entry) => ({ ...entry, weight: entry.weight * SCALE }));
+}
+const issue11 = [{ arbitrary: jobLog, weight: 2 }, ...schedules];
+
+/** The everyday mix: small batches of every kind. */
+export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
+  ...issue11,
+  ...scaled<Cmd>([
+    {
+      arbitrary: fc
+        .tuple(group(fc.array(jobSpec(1), { minLength: 1, maxLength: 3 })), fc.boolean(), lost)
+        .map(([g, single, l]) => new Enqueue([g], single, l)),
+      weight: 4,
+    },
+    {
+      arbitrary: fc
+        .tuple(
+          fc.array(group(fc.array(jobSpec(3), { minLength: 1, maxLength: 3 })), {
+            minLength: 2,
+            maxLength: 3,
+          }),
+          lost,
+        )
+        .map(([groups, l]) => new Enqueue(groups, false, l)),
+      weight: 2,
+    },
+    {
+      arbitrary: fc
+        .tuple(fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost, workerMax)
+        .map(([n, w, p, i, l, max]) => new Claim(n, w, p, i, l, max)),
+      weight: 7,
+    },
+    {
+      arbitrary: fc
+        .tuple(
+          fc.integer({ min: 1, max: 2 }),
+          fc.integer({ min: 1, max: 2 }),
+          fc.constantFrom(1, MAX),
+          fc.tuple(workerMax, workerMax),
+        )
+        .map(([a, b, p, maxes]) => new ClaimTogether([a, b], p, maxes)),
+      weight: 1,
+    },
+    {
+      arbitrary: fc
+        .tuple(claimPick, fc.boolean(), resultKind, lost)
+        .map(([p, keep, res, l]) => new Complete(p, keep, res, l)),
+      weight: 3,
+    },
+    {
+      arbitrary: fc
+        .tuple(fewPicks, fc.boolean(), resultKind, lost)
+        .map(([p, keep, res, l]) => new CompleteMany(p, keep, res, l)),
+      weight: 2,
+    },
+    { arbitrary: claimPick.map((p) => new Progress(p)), weight: 1 },
+    {
+      arbitrary: fc
+        .tuple(claimPick, failMode, errorSize, lost, deadKeep)
+        .map(([p, mode, size, l, keep]) => new Fail(p, mode, size, l, keep)),
+      weight: 4,
+    },
+    {
+      arbitrary: fc.tuple(fewPicks, fc.boolean(), lost).map(([p, half, l]) => new Extend(p, half, l)),
+      weight: 2,
+    },
+    { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 3 },
+    { arbitrary: fc.tuple(limit, idle, deadKeep).map(([n, i, keep]) => new Reap(n, i, keep)), weight: 4 },
+    { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Promote(n, i)), weight: 3 },
+    ...admin,
+    { arbitrary: passTime, weight: 7 },
+    { arbitrary: passTimeAll, weight: 1 },
+    { arbitrary: fc.constant(new Pause(true)), weight: 1 },
+    { arbitrary: fc.constant(new Pause(false)), weight: 2 },
+    { arbitrary: repeat, weight: 4 },
+    { arbitrary: refusal, weight: 2 },
+  ]),
 );
 
 /** The bulk mix: batches at the documented maxima, and more than a batch due at once. */
@@ -339,7 +391,10 @@ export const bulkCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
     weight: 1,
   },
   { arbitrary: passTimeAll, weight: 4 },
-  { arbitrary: fc.tuple(bigLimit, fc.constant(false)).map(([n, i]) => new Reap(n, i)), weight: 3 },
+  {
+    arbitrary: fc.tuple(bigLimit, fc.constant(false), deadKeep).map(([n, i, keep]) => new Reap(n, i, keep)),
+    weight: 3,
+  },
   { arbitrary: fc.tuple(bigLimit, fc.constant(false)).map(([n, i]) => new Promote(n, i)), weight: 3 },
   { arbitrary: repeat, weight: 3 },
   { arbitrary: refusal, weight: 1 },
@@ -409,71 +464,74 @@ const setLane = fc
  * gives slots back.
  */
 export const flowCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
-  {
-    arbitrary: fc
-      .tuple(group(fc.array(jobSpec(1, true), { minLength: 1, maxLength: 4 })), fc.boolean(), lost)
-      .map(([g, single, l]) => new Enqueue([g], single, l)),
-    weight: 6,
-  },
-  {
-    arbitrary: fc
-      .tuple(fc.integer({ min: 1, max: 6 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost, workerMax)
-      .map(([n, w, p, i, l, max]) => new Claim(n, w, p, i, l, max)),
-    weight: 8,
-  },
-  {
-    arbitrary: fc
-      .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), fc.constantFrom(1, MAX))
-      .map(([a, b, p]) => new ClaimTogether([a, b], p)),
-    weight: 1,
-  },
-  {
-    arbitrary: fc
-      .tuple(claimPick, fc.boolean(), resultKind, lost)
-      .map(([p, keep, res, l]) => new Complete(p, keep, res, l)),
-    weight: 4,
-  },
-  {
-    arbitrary: fc
-      .tuple(fewPicks, fc.boolean(), fc.constant<ResultKind>('small'), lost)
-      .map(([p, keep, res, l]) => new CompleteMany(p, keep, res, l)),
-    weight: 1,
-  },
-  {
-    arbitrary: fc
-      .tuple(claimPick, failMode, fc.constant<ErrorSize>('short'), lost)
-      .map(([p, mode, size, l]) => new Fail(p, mode, size, l)),
-    weight: 3,
-  },
-  { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 2 },
-  { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Reap(n, i)), weight: 3 },
-  { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Promote(n, i)), weight: 1 },
-  ...admin.map((a) => ({ ...a, weight: 1 })),
-  { arbitrary: passTime, weight: 5 },
-  { arbitrary: fc.tuple(setLimits, lost).map(([limits, l]) => new SetLimits(limits, l)), weight: 3 },
-  { arbitrary: setLane.map(([name, settings, l]) => new SetLane(name, settings, l)), weight: 3 },
-  { arbitrary: fc.tuple(lane, lost).map(([name, l]) => new PauseLane(name, l)), weight: 1 },
-  { arbitrary: fc.tuple(lane, lost).map(([name, l]) => new ResumeLane(name, l)), weight: 2 },
-  {
-    arbitrary: fc
-      .tuple(
-        claimPick,
-        fc.constantFrom<'queue' | 'lane'>('queue', 'lane', 'lane'),
-        fc.constantFrom(THROTTLE_HOLD_MS, THROTTLE_HOLD_MS / 2),
-        lost,
-      )
-      .map(([p, scope, ms, l]) => new Throttle(p, scope, ms, l)),
-    weight: 3,
-  },
-  {
-    arbitrary: fc
-      .tuple(fc.constantFrom<'laneTimer' | 'hold'>('laneTimer', 'laneTimer', 'hold'), fc.nat(3))
-      .map(([what, i]) => new FlowTime(what, i)),
-    weight: 3,
-  },
-  { arbitrary: fc.constant(new Pause(true)), weight: 1 },
-  { arbitrary: fc.constant(new Pause(false)), weight: 2 },
-  { arbitrary: repeat, weight: 3 },
+  ...issue11,
+  ...scaled<Cmd>([
+    {
+      arbitrary: fc
+        .tuple(group(fc.array(jobSpec(1, true), { minLength: 1, maxLength: 4 })), fc.boolean(), lost)
+        .map(([g, single, l]) => new Enqueue([g], single, l)),
+      weight: 6,
+    },
+    {
+      arbitrary: fc
+        .tuple(fc.integer({ min: 1, max: 6 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost, workerMax)
+        .map(([n, w, p, i, l, max]) => new Claim(n, w, p, i, l, max)),
+      weight: 8,
+    },
+    {
+      arbitrary: fc
+        .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), fc.constantFrom(1, MAX))
+        .map(([a, b, p]) => new ClaimTogether([a, b], p)),
+      weight: 1,
+    },
+    {
+      arbitrary: fc
+        .tuple(claimPick, fc.boolean(), resultKind, lost)
+        .map(([p, keep, res, l]) => new Complete(p, keep, res, l)),
+      weight: 4,
+    },
+    {
+      arbitrary: fc
+        .tuple(fewPicks, fc.boolean(), fc.constant<ResultKind>('small'), lost)
+        .map(([p, keep, res, l]) => new CompleteMany(p, keep, res, l)),
+      weight: 1,
+    },
+    {
+      arbitrary: fc
+        .tuple(claimPick, failMode, fc.constant<ErrorSize>('short'), lost)
+        .map(([p, mode, size, l]) => new Fail(p, mode, size, l)),
+      weight: 3,
+    },
+    { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 2 },
+    { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Reap(n, i)), weight: 3 },
+    { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Promote(n, i)), weight: 1 },
+    ...admin.map((a) => ({ ...a, weight: 1 })),
+    { arbitrary: passTime, weight: 5 },
+    { arbitrary: fc.tuple(setLimits, lost).map(([limits, l]) => new SetLimits(limits, l)), weight: 3 },
+    { arbitrary: setLane.map(([name, settings, l]) => new SetLane(name, settings, l)), weight: 3 },
+    { arbitrary: fc.tuple(lane, lost).map(([name, l]) => new PauseLane(name, l)), weight: 1 },
+    { arbitrary: fc.tuple(lane, lost).map(([name, l]) => new ResumeLane(name, l)), weight: 2 },
+    {
+      arbitrary: fc
+        .tuple(
+          claimPick,
+          fc.constantFrom<'queue' | 'lane'>('queue', 'lane', 'lane'),
+          fc.constantFrom(THROTTLE_HOLD_MS, THROTTLE_HOLD_MS / 2),
+          lost,
+        )
+        .map(([p, scope, ms, l]) => new Throttle(p, scope, ms, l)),
+      weight: 3,
+    },
+    {
+      arbitrary: fc
+        .tuple(fc.constantFrom<'laneTimer' | 'hold'>('laneTimer', 'laneTimer', 'hold'), fc.nat(3))
+        .map(([what, i]) => new FlowTime(what, i)),
+      weight: 3,
+    },
+    { arbitrary: fc.constant(new Pause(true)), weight: 1 },
+    { arbitrary: fc.constant(new Pause(false)), weight: 2 },
+    { arbitrary: repeat, weight: 3 },
+  ]),
 );
 
 /**

@@ -51,7 +51,9 @@ export type Refusal = (typeof REFUSALS)[number];
 
 /** The lifecycle's write calls (the flow admin calls and throttle are refused by their own specs). */
 type Victim =
-  Exclude<WriteKind, 'throttle' | 'setLimits' | 'setLane' | 'pauseLane' | 'resumeLane'> | 'reap' | 'promote';
+  | Extract<WriteKind, 'enqueue' | 'claim' | 'complete' | 'fail' | 'extend' | 'release' | 'retry' | 'remove'>
+  | 'reap'
+  | 'promote';
 
 const BAD_EVENTS_MAX_LEN = [1.5, 0, 2_000_000_000] as const;
 const BAD_REPLAY_WINDOW = [0, 1.5, -5] as const;
@@ -69,7 +71,9 @@ const BAD_BACKOFFS = [
 /** The calls a context- or request-id refusal can be aimed at, given what the run has. */
 function victims(m: Readonly<Model>, takesRequestId: boolean): Victim[] {
   const out: Victim[] = ['enqueue', 'claim'];
-  if (m.claims.length > 0) out.push('complete', 'fail', 'extend', 'release');
+  // (extend writes no event, so it takes no eventsMaxLen: only a request-id refusal aims at it)
+  if (m.claims.length > 0)
+    out.push('complete', 'fail', ...(takesRequestId ? (['extend'] as const) : []), 'release');
   if (m.seqOf.size > 0) out.push('retry', 'remove');
   if (!takesRequestId) out.push('reap', 'promote');
   return out;

@@ -25,6 +25,7 @@ import {
   SERVING_BACKOFF,
 } from '../reference';
 import { count, type System } from '../system';
+import { countTrimmed, type DeadKeep, resolveDeadKeep, showDeadKeep } from './dead';
 import {
   type ClaimPick,
   lostTag,
@@ -206,6 +207,7 @@ export class Fail extends Step {
     readonly mode: FailMode,
     readonly errorSize: ErrorSize,
     readonly lost: boolean,
+    readonly dead: DeadKeep = null,
   ) {
     super();
   }
@@ -214,7 +216,7 @@ export class Fail extends Step {
   }
   toString(): string {
     const size = this.errorSize === 'short' ? '' : ` error=${this.errorSize}`;
-    return `fail ${JSON.stringify(this.pick)} ${this.mode}${size}${lostTag(this.lost)}`;
+    return `fail ${JSON.stringify(this.pick)} ${this.mode}${size}${showDeadKeep(this.dead)}${lostTag(this.lost)}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
     const ref = resolveClaim(m, this.pick);
@@ -239,12 +241,14 @@ export class Fail extends Step {
       expectedWait(job, ref.attempt),
       "fail: the wait is the job's own backoff, else the serving one",
     );
+    const target = m.failTarget(ref, this.mode);
+    const { retention, rule } = resolveDeadKeep(m, r, this.dead, target === 'dead' ? [ref.id] : []);
     const request = {
       error: errorText(this.errorSize, m.steps),
       backoffMs: this.mode === 'now' ? 0 : wait,
       unrecoverable: this.mode === 'unrecoverable',
+      ...(retention === undefined ? {} : { dead: retention }),
     };
-    const target = m.failTarget(ref, this.mode);
     const before = target === 'stale' ? await r.snapshot(m) : null;
     const requestId = r.requestId('fail');
     const outcome = await r.send(m, {
@@ -269,7 +273,8 @@ export class Fail extends Step {
     r.eq(m, result.state, target, 'fail outcome');
     const runAt = result.state === 'schedule' ? result.runAt : 0;
     if (result.state === 'schedule') r.isServerTime(m, runAt - wait, 'fail: run-at - backoff');
-    m.fail(ref, this.mode, request.error, runAt);
+    m.fail(ref, this.mode, request.error, runAt, rule);
+    if (target === 'dead') countTrimmed(m);
   }
 }
 

@@ -6,6 +6,7 @@
 import { promoteDue, reapExpired } from '@app/echomq/internal';
 import type { Model } from '../reference';
 import { count, type System } from '../system';
+import { countTrimmed, type DeadKeep, resolveDeadKeep, showDeadKeep } from './dead';
 import { Step } from './step';
 
 function size(n: number): string {
@@ -16,6 +17,7 @@ export class Reap extends Step {
   constructor(
     readonly limit: number,
     readonly evenIfIdle: boolean,
+    readonly dead: DeadKeep = null,
   ) {
     super();
   }
@@ -23,15 +25,18 @@ export class Reap extends Step {
     return this.evenIfIdle || m.dueIn('active').length > 0;
   }
   toString(): string {
-    return `reap limit=${this.limit}${this.evenIfIdle ? ' (even if idle)' : ''}`;
+    return `reap limit=${this.limit}${this.evenIfIdle ? ' (even if idle)' : ''}${showDeadKeep(this.dead)}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
     const due = m.dueIn('active');
     const before = due.length === 0 ? await r.snapshot(m) : null;
-    const out = await reapExpired(r.ctx, this.limit);
+    const going = due.slice(0, this.limit).map((job) => job.id);
+    const { retention, rule } = resolveDeadKeep(m, r, this.dead, going);
+    const out = await reapExpired(r.ctx, this.limit, retention);
     if (due.some((job) => job.base > 0)) count('reap: with a moved budget base');
     if (due.some((job) => job.max === null)) count("reap: by the claiming worker's budget");
-    const expected = m.reap(this.limit);
+    const expected = m.reap(this.limit, rule);
+    countTrimmed(m);
     if (expected.toPending > 0) count('reap: -> pending');
     if (expected.toDead > 0) count('reap: -> dead');
     if (expected.more) count(`reap: more left (limit ${size(this.limit)}, ${size(due.length)} due)`);

@@ -4,6 +4,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { LANE_NAME_PATTERN } from '../api-params';
 import { ANY_JSON } from './any-json';
+import { asSent, DebounceDto, IsDedupe, ThrottleDto } from './enqueue-dedupe.dto';
 import {
   IsIntegerInRange,
   IsJobBackoff,
@@ -89,6 +90,29 @@ export class EnqueueJobDto {
   @Optional()
   @IsStringOfLength(1, IDEMPOTENCY_KEY_MAX)
   readonly idempotencyKey?: string;
+
+  @ApiPropertyOptional({
+    type: DebounceDto,
+    description:
+      'The job waits delayMs; enqueueing again with the same key while it waits replaces its data (and name, ' +
+      'if given) and pushes its run-at back, never past maxWaitMs after the first (outcome "replaced"). ' +
+      'Not with idempotencyKey, throttle, delayMs or runAt; not in bulk requests',
+  })
+  @Optional()
+  @Transform(asSent)
+  @IsDedupe('debounce')
+  readonly debounce?: DebounceDto;
+
+  @ApiPropertyOptional({
+    type: ThrottleDto,
+    description:
+      'At most one job per key per window: enqueueing again within the window returns the first job ' +
+      '(outcome "matched"). Not with idempotencyKey or debounce; not in bulk requests',
+  })
+  @Optional()
+  @Transform(asSent)
+  @IsDedupe('throttle')
+  readonly throttle?: ThrottleDto;
 
   @ApiPropertyOptional({
     description:

@@ -1,4 +1,4 @@
-import { BROWSE_MAX, STATE_SETS } from '@app/echomq/internal';
+import { BROWSE_MAX, JOB_LOG_LINES_KEPT, STATE_SETS } from '@app/echomq/internal';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ANY_JSON } from './any-json';
 
@@ -99,6 +99,20 @@ export class JobResponse {
 
   @ApiPropertyOptional({ ...ANY_JSON, description: 'The latest progress the handler reported' })
   readonly progress?: unknown;
+
+  @ApiProperty({
+    type: [String],
+    maxItems: JOB_LOG_LINES_KEPT,
+    description: `The job's log (job.log), oldest first: the last ${JOB_LOG_LINES_KEPT} lines written`,
+    example: ['connecting to smtp', 'sent'],
+  })
+  readonly logs!: string[];
+
+  @ApiProperty({
+    description: `Log lines written that are no longer kept (only the last ${JOB_LOG_LINES_KEPT} are)`,
+    example: 0,
+  })
+  readonly logsDropped!: number;
 }
 
 export class JobListResponse {

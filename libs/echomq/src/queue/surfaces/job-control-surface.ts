@@ -1,4 +1,83 @@
+import type { JobId } from '../../ids';
+import { assertJobId } from '../../keyspace';
+import type { CleanState } from '../../scripts/clean';
+import { promoteJob } from '../../scripts/promote-job';
+import { repeatUntilKnown } from '../../scripts/repeat';
+import { newRequestId } from '../../scripts/request-id';
+import { updateJob, type UpdatedJobState } from '../../scripts/update-job';
+import { cleanJobs, type CleanOptions } from '../job-control/clean-jobs';
+import { drainQueue, type DrainOptions } from '../job-control/drain-queue';
+import { obliterateQueue, type ObliterateOptions } from '../job-control/obliterate-queue';
+import { retryAllDead, type RetryAllOptions } from '../job-control/retry-all-dead';
+import { buildJobUpdate, type JobPatch } from '../job-control/update-patch';
 import { HistorySurface } from './history-surface';
 
-/** QueueService's bulk and per-job controls: drain, clean, obliterate, retry all, promote, update. */
-export abstract class JobControlSurface extends HistorySurface {}
+/**
+ * QueueService's bulk and per-job controls: drain, clean, obliterate, retry all, promote,
+ * update (docs/job-control.md). The bulk ones go in chunks of at most 500 jobs per script call,
+ * each chunk replay-safe; none of them is one atomic step over the whole queue.
+ */
+export abstract class JobControlSurface extends HistorySurface {
+  /**
+   * Removes every pending job (every lane and priority) and every scheduled one (delayed jobs
+   * and retries waiting out a backoff) unless keepScheduled; active and dead jobs stay.
+   * Returns how many went. A schedule's next occurrence drained is made again by its sweep.
+   */
+  async drain(queue: string, options?: DrainOptions): Promise<number> {
+    return drainQueue(this.context(queue), options, () => this.repeatOnce());
+  }
+
+  /**
+   * Removes jobs of one state enqueued more than olderThanMs ago (their id's time, Redis server
+   * clock), oldest first, up to limit (default 1,000, at most 100,000). Returns their ids.
+   * Active jobs are refused (use remove), and completed ones (their rows expire by themselves).
+   */
+  async clean(queue: string, state: CleanState, options: CleanOptions): Promise<JobId[]> {
+    return cleanJobs(this.context(queue), state, options, () => this.repeatOnce());
+  }
+
+  /**
+   * Deletes the whole queue: its jobs, lanes, settings, schedules, metrics and events, and its
+   * name in the registry, in bounded chunks; the first pauses the queue. Refused with
+   * QueueBusyError while jobs are active unless force, which removes them too and aborts their
+   * handlers. Stop producers first: a job enqueued meanwhile may or may not survive.
+   */
+  async obliterate(queue: string, options?: ObliterateOptions): Promise<{ removed: number }> {
+    const outcome = await obliterateQueue(this.context(queue), options, () => this.repeatOnce());
+    // The registry entry and format record are gone: the next write here registers again.
+    this.forgetRegistration(queue);
+    return outcome;
+  }
+
+  /**
+   * Moves dead jobs back to pending with a fresh retry budget, oldest first, as retry does for
+   * one; by default as many as dead held when the call began. Returns how many moved.
+   */
+  async retryAll(queue: string, options?: RetryAllOptions): Promise<number> {
+    return retryAllDead(this.context(queue), options, () => this.repeatOnce());
+  }
+
+  /** schedule -> pending now. Throws JobNotFoundError, or JobStateError when the job is not scheduled. */
+  async promote(queue: string, id: string): Promise<void> {
+    const ctx = this.context(queue);
+    const jobId = assertJobId(id);
+    const requestId = newRequestId();
+    await repeatUntilKnown(() => promoteJob(ctx, jobId, requestId), this.repeatOnce());
+  }
+
+  /**
+   * Changes a job that is not active: its data, run-at (runAt or delayMs: a pending job moves to
+   * schedule, a scheduled one gets the new time, at or before now it is pending now), priority
+   * and lane (a pending job moves between lanes; of a scheduled or dead one the row changes).
+   * Returns the state it is in afterwards. Throws JobNotFoundError, or JobStateError when it is
+   * active or finished, or dead and given a run-at; bad input as InvalidArgumentError.
+   */
+  async update(queue: string, id: string, patch: JobPatch): Promise<UpdatedJobState> {
+    const ctx = this.context(queue);
+    const jobId = assertJobId(id);
+    const schema = this.definitions.get(queue)?.schemas.data;
+    const update = await buildJobUpdate(queue, patch, this.settings.maxPayloadBytes, schema);
+    const requestId = newRequestId();
+    return repeatUntilKnown(() => updateJob(ctx, jobId, update, requestId), this.repeatOnce());
+  }
+}

@@ -28,6 +28,9 @@ export abstract class QueueSurface {
   /** Registers the queue when this process has not lately (before a write that creates work). */
   protected abstract registerIfDue(queue: string): Promise<void>;
 
+  /** Forgets that this process registered the queue, so its next write registers it again (after obliterate). */
+  protected abstract forgetRegistration(queue: string): void;
+
   /** The typed definitions this application declared (their data schemas apply to new jobs). */
   protected abstract readonly definitions: QueueDefinitions;
 }

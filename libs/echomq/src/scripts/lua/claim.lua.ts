@@ -26,7 +26,8 @@ export const CLAIM_LUA = luaScript(
 --            or out of rate room, so no claim can start a job before then), server now (ms),
 --            then per claimed job: id, attempts, claimant, data, name, max attempts (the
 --            job's own, else ARGV[8]), budget base, its own backoff as JSON (nil when none),
---            lane, priority, its own timeout ms (nil when none) }
+--            lane, priority, its own timeout ms (nil when none), its schedule key (nil when
+--            it is no schedule's occurrence) }
 -- Record:  the lease deadline; every job of one claim has it as its score in active.
 -- Event:   'promoted' (when due jobs moved), 'claimed' with the ids.
 `,
@@ -60,9 +61,9 @@ local function next_run_at()
   return a or b or -1
 end
 
--- The row's fields one claimed job's reply needs (f[1] .. f[15]).
+-- The row's fields one claimed job's reply needs (f[1] .. f[16]).
 local function read_row(row)
-  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'c', 'w')
+  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'c', 'w', 'sk')
 end
 
 local function describe(out, id, row, f, attempts, claimant, max)
@@ -78,6 +79,7 @@ local function describe(out, id, row, f, attempts, claimant, max)
   out[#out + 1] = lane
   out[#out + 1] = level
   out[#out + 1] = f[13]
+  out[#out + 1] = f[16]
 end
 
 local prior = replayed(KEYS[2])

@@ -13,17 +13,20 @@ export const FAIL_LUA = luaScript(
 -- KEYS[10] row emq:{q}:job:<id>
 -- ARGV[1] id   ARGV[2] token (attempts)   ARGV[3] claimant   ARGV[4] error text
 -- ARGV[5] backoff ms before the retry   ARGV[6] 1 when unrecoverable   ARGV[7] events max length
--- ARGV[8] replay window ms
+-- ARGV[8] replay window ms   ARGV[9] most jobs dead keeps   ARGV[10] most age of a dead job
+-- since enqueue, ms (0: none); dead is trimmed oldest first as the job goes in (into_dead)
 -- Returns: { 'schedule', run-at ms } | { 'pending', 0 } | { 'dead', 0 }; a repeated request
 --          returns its first reply (a refusal too).
 -- Errors:  EMQ_STALE as for complete.
--- Event:   'failed' (a retry follows) or 'dead', with the attempt and the error (cut to 1 KiB).
+-- Event:   'failed' (a retry follows) or 'dead', with the attempt and the error (cut to 1 KiB);
+--          then 'trimmed' with the ids dead let go, if any.
 `,
   `
 local id, token, claimant = ARGV[1], ARGV[2], ARGV[3]
 local backoff = int_arg(5, 0, 1000000000000)
 local maxlen = int_arg(7, 1, 1000000000)
 local replay_ttl = int_arg(8, 1, 1000000000000)
+local dead_rules = dead_limits(9)
 local row = KEYS[10]
 
 local prior = replayed(KEYS[2])
@@ -52,9 +55,9 @@ local own = redis.call('HMGET', row, 'm', 'w')
 local max = budget(own[1], own[2])
 local reply
 if ARGV[6] == '1' or spent(row) >= max then
-  redis.call('ZADD', KEYS[6], 0, id)
   redis.call('HINCRBY', KEYS[7], 'dead', 1)
   emit(KEYS[8], maxlen, 'type', 'dead', 'ids', id, 'attempt', token, 'error', event_error(error_text))
+  into_dead(KEYS[6], KEYS[7], KEYS[8], maxlen, { id }, dead_rules, now)
   reply = { 'dead', 0 }
 else
   redis.call('HINCRBY', KEYS[7], 'failed', 1)

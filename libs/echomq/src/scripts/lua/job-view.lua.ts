@@ -11,7 +11,8 @@ export const JOB_VIEW_LUA = luaScript(
 -- ARGV[1] id
 -- Returns: { state, score ('' when none), row fields as a flat field/value list, with a
 --          chunked payload reassembled into 'd' (chunks split bytes, not characters, so
---          they must be joined before anything decodes them) }
+--          they must be joined before anything decodes them); the job's log lines ('gn',
+--          'g:<n>': see job-log.lua.ts) come with the row, so a job without a log costs nothing more }
 --          state is pending | active | schedule | dead | completed (a row in no set that
 --          says it finished: it has a finished-at) | unknown (no row; or a row in no set that
 --          never finished, which breaks invariant 2 and is reported as 'orphan')

@@ -15,14 +15,17 @@ export const REAP_LUA = luaScript(
 -- lanes' pending sets are composed from the base)   KEYS[4] dead   KEYS[5] metrics
 -- KEYS[6] events   KEYS[7] wake
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] most leases to reap   ARGV[3] events max length
+-- ARGV[4] most jobs dead keeps   ARGV[5] most age of a dead job since enqueue, ms (0: none);
+-- dead is trimmed oldest first as jobs go in (into_dead)
 -- Returns: { moved to pending, moved to dead, 1 when more expired leases remain else 0 }
 -- Event:   'reaped' with the ids moved to pending; 'dead' with the ids moved to dead and
---          the error 'lease expired'.
+--          the error 'lease expired'; then 'trimmed' with the ids dead let go, if any.
 `,
   `
 local prefix = ARGV[1]
 local limit = int_arg(2, 1, BATCH_MAX)
 local maxlen = int_arg(3, 1, 1000000000)
+local dead_rules = dead_limits(4)
 local now = now_ms()
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)
 local to_pending, to_dead = {}, {}
@@ -39,7 +42,6 @@ for _, id in ipairs(expired) do
     redis.call('HSET', row, 'e', 'lease expired during attempt ' .. (f[1] or '0'))
     redis.call('HDEL', row, 'c')
     if (tonumber(f[1]) or 0) - (tonumber(f[3]) or 0) >= budget(f[2], f[4]) then
-      redis.call('ZADD', KEYS[4], 0, id)
       to_dead[#to_dead + 1] = id
     else
       to_pending[#to_pending + 1] = id
@@ -56,6 +58,7 @@ end
 if #to_dead > 0 then
   redis.call('HINCRBY', KEYS[5], 'dead', #to_dead)
   emit(KEYS[6], maxlen, 'type', 'dead', 'ids', table.concat(to_dead, ','), 'error', 'lease expired')
+  into_dead(KEYS[4], KEYS[5], KEYS[6], maxlen, to_dead, dead_rules, now)
 end
 bump(KEYS[5], 'orphans', orphans)
 -- The reaper reconciles the lane counts: with nothing in active every count is 0, whatever

@@ -1,0 +1,38 @@
+import type { ScriptContext } from '../../scripts';
+import { CONTROL_CHUNK_MAX, drainChunk } from '../../scripts/drain';
+import { repeatUntilKnown, type RepeatOptions } from '../../scripts/repeat';
+import { newRequestId } from '../../scripts/request-id';
+import { booleanOr, optionsOf } from './control-arguments';
+
+export interface DrainOptions {
+  /** Keep scheduled jobs (delayed ones and retries waiting out a backoff); default false. */
+  readonly keepScheduled?: boolean;
+}
+
+/**
+ * Removes every pending job (every lane and priority level) and, unless kept, every scheduled
+ * one, CONTROL_CHUNK_MAX per script call, until a call finds fewer. Active and dead jobs stay.
+ * Each chunk is replay-safe (its own request id, repeated while its outcome is unknown).
+ * Returns the jobs removed. Jobs enqueued while it runs may be drained too.
+ */
+export async function drainQueue(
+  ctx: ScriptContext,
+  options: DrainOptions | undefined,
+  repeat: () => RepeatOptions,
+): Promise<number> {
+  const keepScheduled = booleanOr(
+    optionsOf(options, ['keepScheduled'], 'drain options').keepScheduled,
+    'keepScheduled',
+    false,
+  );
+  let total = 0;
+  for (;;) {
+    const requestId = newRequestId();
+    const chunk = await repeatUntilKnown(
+      () => drainChunk(ctx, { keepScheduled, limit: CONTROL_CHUNK_MAX }, requestId),
+      repeat(),
+    );
+    total += chunk.count;
+    if (!chunk.more) return total;
+  }
+}

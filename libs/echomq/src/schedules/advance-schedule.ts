@@ -1,0 +1,46 @@
+import { execAll } from '../connection/exec-all';
+import type { ScriptContext } from '../scripts/context';
+import { repeatUntilKnown } from '../scripts/repeat';
+import { newRequestId } from '../scripts/request-id';
+import { advanceScheduleScript } from '../scripts/schedules';
+import { nextRunAt, timeMs } from './next-run';
+import type { ScheduleDeps } from './schedule-deps';
+import { definitionDigest, parseDefinition } from './schedule-definition';
+
+/**
+ * 'advanced': a new next occurrence waits; 'stale': another caller advanced it first, or the
+ * schedule changed or went (nothing written); 'ended': the cron pattern has no run left.
+ */
+export type AdvanceOutcome = 'advanced' | 'stale' | 'ended';
+
+/**
+ * Moves a schedule on from `expectedId`, its next occurrence as the caller saw it (null: it
+ * has none): reads the definition, the occurrence's planned run-at and the server clock in one
+ * MULTI, computes the next run-at, and sets it with advance-schedule's compare-and-set. With
+ * `replace`, the expected occurrence still waits and is dropped unrun (the 'skip' policy).
+ */
+export async function advanceSchedule(
+  ctx: ScriptContext,
+  key: string,
+  expectedId: string | null,
+  deps: Pick<ScheduleDeps, 'mintIds' | 'repeat'>,
+  replace = false,
+): Promise<AdvanceOutcome> {
+  const { redis, keys } = ctx;
+  const batch = redis.multi().hget(keys.schedulers, key).hget(keys.schedulerNext, key).time();
+  if (expectedId !== null) batch.hget(keys.job(expectedId), 'sa').zscore(keys.schedule, expectedId);
+  const [stored, current, time, plannedField, score] = await execAll(
+    batch,
+    `The schedule read of ${keys.queue}`,
+  );
+  if (typeof stored !== 'string' || (current ?? null) !== expectedId) return 'stale';
+  const definition = parseDefinition(stored);
+  const planned = plannedField ?? score;
+  const runAt = nextRunAt(definition.spec, planned == null ? null : Number(planned), timeMs(time));
+  if (runAt === null) return 'ended';
+  const [id] = await deps.mintIds(1);
+  const requestId = newRequestId();
+  const call = { key, expectedId, digest: definitionDigest(stored), id, runAtMs: runAt, replace };
+  const reply = await repeatUntilKnown(() => advanceScheduleScript(ctx, call, requestId), deps.repeat());
+  return reply === 'OK' ? 'advanced' : 'stale';
+}

@@ -1,0 +1,62 @@
+import { luaScript } from './prelude';
+import { SCHEDULE_OCCURRENCE_LUA } from './schedule-occurrence.lua';
+
+export const ADVANCE_SCHEDULE_LUA = luaScript(
+  `
+-- advance-schedule: compare-and-set of a schedule's next occurrence. Once the expected
+-- occurrence left the schedule set (claimed, promoted, removed, drained, lost), creates the
+-- next one from the stored template and points scheduler-next at it. Workers call it when
+-- they claim an occurrence, reapers when they find a next occurrence missing from the
+-- schedule set; whichever comes first wins, the others read STALE.
+-- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] schedule   KEYS[4] schedulers
+-- KEYS[5] scheduler-next   KEYS[6] metrics   KEYS[7] events   KEYS[8] wake
+-- ARGV[1] row prefix emq:{q}:job:   ARGV[2] schedule key   ARGV[3] expected current next id
+-- ('' when the schedule has none)   ARGV[4] sha1 of the definition the run-at was computed
+-- from   ARGV[5] id of the new occurrence   ARGV[6] its run-at (ms)   ARGV[7] 1: replace the
+-- expected occurrence, which must still wait in the schedule set (the 'skip' policy drops an
+-- overdue one unrun); 0: the expected occurrence must have left the schedule set
+-- ARGV[8] events max length   ARGV[9] replay window ms
+-- Returns: 'OK' (advanced; also when scheduler-next already is the new id: a replay)
+--          'STALE' (nothing written: the schedule is gone, its definition changed, its next
+--          occurrence is not the expected one, or the expected one is not where ARGV[7] says)
+-- Errors:  EMQ_EXISTS <id> when the new id already has a row (nothing written).
+-- Events:  'removed' (from schedule) for a replaced occurrence, 'enqueued' with the new id.
+`,
+  `${SCHEDULE_OCCURRENCE_LUA}
+local prefix, key, expected, digest, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local run_at = int_arg(6, 1, 1000000000000000)
+local replace = int_arg(7, 0, 1) == 1
+local maxlen = int_arg(8, 1, 1000000000)
+local replay_ttl = int_arg(9, 1, 1000000000000)
+local prior = replayed(KEYS[2])
+if prior then return prior end
+local current = redis.call('HGET', KEYS[5], key)
+if current == id then return 'OK' end
+local stored = redis.call('HGET', KEYS[4], key)
+if not stored or (current or '') ~= expected or redis.sha1hex(stored) ~= digest then
+  return 'STALE'
+end
+local waiting = expected ~= '' and redis.call('ZSCORE', KEYS[3], expected)
+if (replace and not waiting) or (not replace and waiting) then
+  return 'STALE'
+end
+local def = decode_definition(stored, 'the stored definition')
+if redis.call('EXISTS', prefix .. id) == 1 then
+  return redis.error_reply('EMQ_EXISTS ' .. id)
+end
+
+if replace then
+  redis.call('ZREM', KEYS[3], expected)
+  redis.call('DEL', prefix .. expected)
+  redis.call('HINCRBY', KEYS[6], 'removed', 1)
+  emit(KEYS[7], maxlen, 'type', 'removed', 'ids', expected, 'from', 'schedule')
+end
+write_occurrence(prefix, KEYS[3], id, def, key, run_at)
+redis.call('HSET', KEYS[5], key, id)
+redis.call('HINCRBY', KEYS[6], 'enqueued', 1)
+emit(KEYS[7], maxlen, 'type', 'enqueued', 'ids', id)
+wake(KEYS[8])
+record(KEYS[2], 'OK', replay_ttl)
+return 'OK'
+`,
+);

@@ -1,0 +1,135 @@
+import { assertJobId } from '../keyspace';
+import { replayWindow, type ScriptContext } from './context';
+import { newRequestId } from './request-id';
+import { translateReplyError } from './reply-errors';
+import { runScript } from './run-script';
+
+/**
+ * Wrappers of the schedule transitions (upsert-schedule, advance-schedule, remove-schedule).
+ * Each is replay-safe under its request id: repeated after a lost reply, it returns the first
+ * call's reply and writes nothing more. Arguments are checked by the callers (schedules/).
+ */
+
+export interface UpsertScheduleCall {
+  readonly key: string;
+  /** The canonical definition text (schedules/schedule-definition.ts). */
+  readonly definition: string;
+  readonly id: string;
+  readonly runAtMs: number;
+}
+
+export interface UpsertScheduleReply {
+  readonly outcome: 'created' | 'updated' | 'unchanged';
+  readonly id: string;
+  readonly runAtMs: number;
+}
+
+export async function upsertScheduleScript(
+  ctx: ScriptContext,
+  call: UpsertScheduleCall,
+  requestId: string = newRequestId(),
+): Promise<UpsertScheduleReply> {
+  const { keys } = ctx;
+  try {
+    const [outcome, id, runAt] = (await runScript(
+      ctx,
+      'emqUpsertSchedule',
+      [
+        keys.fence,
+        keys.reply(requestId),
+        keys.schedule,
+        keys.schedulers,
+        keys.schedulerNext,
+        keys.metrics,
+        keys.events,
+        keys.wake,
+      ],
+      [
+        keys.jobPrefix,
+        call.key,
+        call.definition,
+        assertJobId(call.id),
+        call.runAtMs,
+        ctx.eventsMaxLen,
+        replayWindow(ctx),
+      ],
+    )) as [UpsertScheduleReply['outcome'], string, number];
+    return { outcome, id, runAtMs: Number(runAt) };
+  } catch (error) {
+    translateReplyError(error, call.id);
+  }
+}
+
+export interface AdvanceScheduleCall {
+  readonly key: string;
+  /** The next occurrence the caller saw; null when the schedule had none. */
+  readonly expectedId: string | null;
+  /** sha1 of the definition text the run-at was computed from. */
+  readonly digest: string;
+  readonly id: string;
+  readonly runAtMs: number;
+  /** Replace the expected occurrence while it still waits (the 'skip' policy). */
+  readonly replace: boolean;
+}
+
+/** 'OK': the schedule advanced (or had already, under this id); 'STALE': nothing written. */
+export async function advanceScheduleScript(
+  ctx: ScriptContext,
+  call: AdvanceScheduleCall,
+  requestId: string = newRequestId(),
+): Promise<'OK' | 'STALE'> {
+  const { keys } = ctx;
+  try {
+    return (await runScript(
+      ctx,
+      'emqAdvanceSchedule',
+      [
+        keys.fence,
+        keys.reply(requestId),
+        keys.schedule,
+        keys.schedulers,
+        keys.schedulerNext,
+        keys.metrics,
+        keys.events,
+        keys.wake,
+      ],
+      [
+        keys.jobPrefix,
+        call.key,
+        call.expectedId === null ? '' : assertJobId(call.expectedId),
+        call.digest,
+        assertJobId(call.id),
+        call.runAtMs,
+        call.replace ? 1 : 0,
+        ctx.eventsMaxLen,
+        replayWindow(ctx),
+      ],
+    )) as 'OK' | 'STALE';
+  } catch (error) {
+    translateReplyError(error, call.id);
+  }
+}
+
+/** True when the schedule existed (and is removed now). */
+export async function removeScheduleScript(
+  ctx: ScriptContext,
+  key: string,
+  requestId: string = newRequestId(),
+): Promise<boolean> {
+  const { keys } = ctx;
+  const removed = await runScript(
+    ctx,
+    'emqRemoveSchedule',
+    [
+      keys.fence,
+      keys.reply(requestId),
+      keys.schedule,
+      keys.schedulers,
+      keys.schedulerNext,
+      keys.metrics,
+      keys.events,
+    ],
+    [keys.jobPrefix, key, ctx.eventsMaxLen, replayWindow(ctx)],
+  );
+  return Number(removed) === 1;
+}
