@@ -97,6 +97,28 @@ export class Producer {
     return this.emails.waitFor(id);
   }
 
+  async administer(id: JobId): Promise<void> {
+    await this.emails.upsertSchedule(
+      'digest',
+      { cron: '0 8 * * *', tz: 'Europe/Paris' },
+      { data: { to: 'a@example.com' } },
+    );
+    // @ts-expect-error a schedule's occurrences carry EmailData
+    await this.emails.upsertSchedule('digest', { everyMs: 60_000 }, { data: { to: 42 } });
+    await this.emails.update(id, { data: { to: 'c@example.com' }, priority: 3 });
+    // @ts-expect-error an update's data must be EmailData
+    await this.emails.update(id, { data: { recipient: 'c' } });
+    const schedules = await this.emails.listSchedules();
+    const recipient: string | undefined = schedules[0]?.template.data?.to;
+    const recent = await this.emails.recentCompleted({ limit: 10 });
+    const sent: string | undefined = recent[0]?.result?.messageId;
+    const { outcome } = await this.emails.submit(
+      { to: 'd@example.com' },
+      { throttle: { key: 'd', windowMs: 1_000 } },
+    );
+    void [recipient, sent, outcome];
+  }
+
   async wrongResult(id: JobId): Promise<void> {
     // @ts-expect-error waitFor resolves with EmailResult
     const count: number = await this.emails.waitFor(id);

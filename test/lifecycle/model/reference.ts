@@ -37,6 +37,8 @@ export const LATER_MS = 3_600_000;
 export const RETAIN_MS = 3_600_000;
 export const IDEMPOTENCY_TTL_MS = 3_600_000;
 export const IDEM_KEYS = ['k0', 'k1', 'k2'] as const;
+/** Debounce and throttle keys a run enqueues under. */
+export const DEDUPE_KEYS = ['d0', 'd1'] as const;
 
 /** The serving worker's backoff in the fail steps (what failRequest is given). */
 export const SERVING_BACKOFF: BackoffPolicy = { type: 'fixed', delayMs: LATER_MS };
@@ -70,6 +72,7 @@ export const WRITE_KINDS = [
   'upsertSchedule',
   'advanceSchedule',
   'removeSchedule',
+  'enqueueKeyed',
 ] as const;
 export type WriteKind = (typeof WRITE_KINDS)[number];
 
@@ -84,8 +87,7 @@ export interface ModelJob {
   readonly id: string;
   /** Mint call order (labels only; the order of ids is their byte order, see byId). */
   readonly seq: number;
-  readonly data: string;
-  readonly name: string;
+  /** Its payload and name (a debounce replaces them). */
   /** The job's own retry budget (row field 'm'), or null: then the claiming worker's applies. */
   readonly max: number | null;
   /** The job's own backoff policy as JSON (row field 'o'), or null. */
@@ -124,6 +126,8 @@ export interface ModelJob {
   /** A debounced job's key (row 'dk') and its first enqueue ms (row 'df'; server time, not known exactly). */
   debounceKey: string | null;
   debounced: boolean;
+  data: string;
+  name: string;
 }
 
 export interface ModelEvent {
@@ -207,6 +211,8 @@ export class Model {
   readonly events: ModelEvent[] = [];
   /** Schedules: their definitions and next occurrences (./schedules.ts). */
   readonly schedules = new Schedules();
+  /** Debounce and throttle keys (emq:{q}:debounce:<k>, once:<k>): the job each holds, its TTL at most. */
+  readonly keyed = new Map<string, { readonly id: string; readonly ttlMs: number }>();
   /** The cancels stream: an entry per removed active job (id, the token of its claim). */
   readonly cancels: { readonly id: string; readonly attempt: string }[] = [];
   /** Reply records that exist, by request id, in call order. */
@@ -434,6 +440,33 @@ export class Model {
       created.map((spec) => spec.id),
     );
     return out;
+  }
+
+  /**
+   * A job written outside enqueue (a keyed enqueue): in schedule with the score given, or into
+   * pending (score null). A debounced job carries its key ('dk') and first enqueue ('df').
+   */
+  createJob(spec: {
+    id: string;
+    data: string;
+    name: string;
+    lane: string;
+    debounceKey: string | null;
+    score: Score | null;
+  }): ModelJob {
+    this.create(
+      { ...spec, max: null, backoff: null, delayMs: 0, runAtMs: 0, idem: null, level: 0, timeoutMs: null },
+      0,
+    );
+    const job = this.get(spec.id);
+    job.debounceKey = spec.debounceKey;
+    job.debounced = spec.debounceKey !== null;
+    if (spec.score === null) this.intoPending(job);
+    else {
+      job.place = 'schedule';
+      job.score = spec.score;
+    }
+    return job;
   }
 
   /** Writes the job's row; true when it is due now (it then goes into pending, see enqueueGroups). */

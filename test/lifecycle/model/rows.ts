@@ -163,14 +163,14 @@ function sameFields(a: Record<string, string>, b: Record<string, string>): boole
   return n === Object.keys(b).length;
 }
 
-const payloads = new WeakMap<ModelJob, Buffer>();
+const payloads = new WeakMap<ModelJob, { data: string; bytes: Buffer }>();
 
-/** A job's payload as bytes (made once per job). */
+/** A job's payload as bytes (made once per job and payload: a debounce replaces it). */
 function payloadBytes(job: ModelJob): Buffer {
-  let bytes = payloads.get(job);
-  if (!bytes) {
-    bytes = Buffer.from(job.data);
-    payloads.set(job, bytes);
+  let made = payloads.get(job);
+  if (!made || made.data !== job.data) {
+    made = { data: job.data, bytes: Buffer.from(job.data) };
+    payloads.set(job, made);
   }
-  return bytes;
+  return made.bytes;
 }

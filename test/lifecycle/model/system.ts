@@ -22,7 +22,16 @@ import {
 } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { scriptContext } from '../../support/redis';
-import { budget, hasRow, IDEM_KEYS, type Model, SET_NAMES, type SetName, type WriteKind } from './reference';
+import {
+  budget,
+  DEDUPE_KEYS,
+  hasRow,
+  IDEM_KEYS,
+  type Model,
+  SET_NAMES,
+  type SetName,
+  type WriteKind,
+} from './reference';
 import { checkFlow, flowKeys, pendingSets, readFlow } from './flow-checks';
 import { digestKeys, type KeyDigest, type KeyKind, readRows } from './read';
 import { ID_CLOCK_START_AGO_MS, ID_TICK_MS } from './ids';
@@ -271,6 +280,7 @@ export class System implements Reporter {
       k.paused,
       ...[...m.allIds(), ...(extra.ids ?? [])].map((id) => this.rowKey(id)),
       ...IDEM_KEYS.map((key) => k.idempotency(key)),
+      ...DEDUPE_KEYS.flatMap((key) => [k.debounce(key), k.throttleKey(key)]),
       ...[...replies].map((id) => k.reply(id)),
     ];
   }
@@ -380,6 +390,8 @@ export class System implements Reporter {
     readFlow(pipe, k);
     for (const key of IDEM_KEYS) pipe.get(k.idempotency(key)).pttl(k.idempotency(key));
     for (const id of replies) pipe.pttl(k.reply(id));
+    const keyed = DEDUPE_KEYS.flatMap((key) => [k.debounce(key), k.throttleKey(key)]);
+    for (const key of keyed) pipe.get(key).pttl(key);
     // Rows as bytes: a payload is stored in chunks that may split a UTF-8 character. (Read right
     // after the pipeline on the same connection, so nothing of this queue runs in between.)
     const [piped, rowReads] = await Promise.all([
@@ -533,6 +545,15 @@ export class System implements Reporter {
       if (!(pttl > 0 && pttl <= this.window)) {
         this.fail(m, `reply record of ${id} has PTTL ${pttl}, expected in (0, ${this.window}]`);
       }
+    }
+
+    for (const key of keyed) {
+      const value = next() as string | null;
+      const pttl = next() as number;
+      const held = m.keyed.get(key);
+      this.eq(m, value, held?.id ?? null, `${key}: the job it holds`);
+      if (held && !(pttl > 0 && pttl <= held.ttlMs))
+        this.fail(m, `${key} has PTTL ${pttl}, expected in (0, ${held.ttlMs}]`);
     }
 
     // Nothing outside the known keys: no row of an unknown id, no stray structure. Reply

@@ -11,6 +11,22 @@ import type { JobView } from './job-view';
 import type { InputOf, QueueDefinition, ResultOf } from './queue-definition';
 import type { BrowseOptions, QueueCounts } from './reads';
 import type { QueueService } from './queue.service';
+import type { RecentCompletedOptions, RecentCompletion } from './recent-completed';
+import type { CleanState } from '../scripts/clean';
+import type { UpdatedJobState } from '../scripts/update-job';
+import type { CleanOptions } from './job-control/clean-jobs';
+import type { DrainOptions } from './job-control/drain-queue';
+import type { ObliterateOptions } from './job-control/obliterate-queue';
+import type { RetryAllOptions } from './job-control/retry-all-dead';
+import type { JobPatch } from './job-control/update-patch';
+import type {
+  ScheduleListOptions,
+  ScheduleOptions,
+  ScheduleSpec,
+  ScheduleTemplate,
+  ScheduleView,
+  UpsertScheduleResult,
+} from '../schedules/schedule-types';
 
 /**
  * One queue, typed by its definition: what producers inject (`@InjectQueue(Emails)`, after
@@ -129,5 +145,63 @@ export class QueueHandle<Q extends QueueDefinition<unknown, unknown, unknown>> {
 
   subscribe(listener: QueueEventListener): Promise<() => void> {
     return this.queues.subscribe(this.name, listener);
+  }
+
+  /** The newest completions from the event stream, results typed by the definition (see QueueService.recentCompleted). */
+  recentCompleted(
+    options?: RecentCompletedOptions,
+  ): Promise<(RecentCompletion & { result?: ResultOf<Q> })[]> {
+    return this.queues.recentCompleted(this.name, options) as Promise<
+      (RecentCompletion & { result?: ResultOf<Q> })[]
+    >;
+  }
+
+  drain(options?: DrainOptions): Promise<number> {
+    return this.queues.drain(this.name, options);
+  }
+
+  clean(state: CleanState, options: CleanOptions): Promise<JobId[]> {
+    return this.queues.clean(this.name, state, options);
+  }
+
+  obliterate(options?: ObliterateOptions): Promise<{ removed: number }> {
+    return this.queues.obliterate(this.name, options);
+  }
+
+  retryAll(options?: RetryAllOptions): Promise<number> {
+    return this.queues.retryAll(this.name, options);
+  }
+
+  promote(id: string): Promise<void> {
+    return this.queues.promote(this.name, id);
+  }
+
+  /** Changes a job that is not active; its new data must fit the definition. */
+  update(
+    id: string,
+    patch: Omit<JobPatch, 'data'> & { readonly data?: InputOf<Q> },
+  ): Promise<UpdatedJobState> {
+    return this.queues.update(this.name, id, patch);
+  }
+
+  /** Creates or changes a schedule whose occurrences carry data of the definition's type. */
+  upsertSchedule(
+    key: string,
+    spec: ScheduleSpec & ScheduleOptions,
+    template?: ScheduleTemplate<InputOf<Q>>,
+  ): Promise<UpsertScheduleResult> {
+    return this.queues.upsertSchedule(this.name, key, spec, template);
+  }
+
+  removeSchedule(key: string): Promise<boolean> {
+    return this.queues.removeSchedule(this.name, key);
+  }
+
+  listSchedules(options?: ScheduleListOptions): Promise<ScheduleView<InputOf<Q>>[]> {
+    return this.queues.listSchedules<InputOf<Q>>(this.name, options);
+  }
+
+  getSchedule(key: string): Promise<ScheduleView<InputOf<Q>> | undefined> {
+    return this.queues.getSchedule<InputOf<Q>>(this.name, key);
   }
 }

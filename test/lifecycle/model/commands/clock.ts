@@ -9,7 +9,7 @@ import type { Model } from '../reference';
 import { count, type System } from '../system';
 import { Step } from './step';
 
-export type Clockwork = 'lease' | 'runAt' | 'retention' | 'idempotency' | 'reply';
+export type Clockwork = 'lease' | 'runAt' | 'retention' | 'idempotency' | 'reply' | 'dedupe';
 
 function clockworkTargets(m: Readonly<Model>, what: Clockwork): string[] {
   switch (what) {
@@ -23,6 +23,8 @@ function clockworkTargets(m: Readonly<Model>, what: Clockwork): string[] {
       return [...m.idem.keys()].sort();
     case 'reply':
       return m.replyIds();
+    case 'dedupe':
+      return [...m.keyed.keys()].sort();
   }
 }
 
@@ -48,7 +50,7 @@ export class PassTime extends Step {
     const target = targets[this.index % targets.length];
     const past = m.pastScore(this.sameInstant);
     const k = r.ctx.keys;
-    const named = what === 'idempotency' || what === 'reply' ? target : m.label(target);
+    const named = what === 'idempotency' || what === 'reply' || what === 'dedupe' ? target : m.label(target);
     r.note(`   ${what} of ${named} -> ${past}`);
     switch (what) {
       case 'lease':
@@ -65,6 +67,11 @@ export class PassTime extends Step {
       case 'idempotency':
         await r.redis.pexpireat(k.idempotency(target), past);
         m.idem.delete(target);
+        return;
+      case 'dedupe':
+        // A debounce or throttle key runs out (its window, or its job's run-at, is over).
+        await r.redis.pexpireat(target, past);
+        m.keyed.delete(target);
         return;
       case 'reply':
         // The replay window of this call is over: a repeat of it is a new call (never sent here).

@@ -29,6 +29,7 @@ import { FlowTime, PauseLane, ResumeLane, SetLane, SetLimits, Throttle } from '.
 import { Promote, Reap } from './sweep';
 import { deadKeep } from './dead';
 import { JobLog, type LogLine } from './log';
+import { KeyedEnqueue } from './keyed';
 import { AdvanceSchedule, type Expect, RemoveSchedule, type RunAt, UpsertSchedule } from './schedule';
 import { type BulkPick, type ClaimPick, type Cmd, type Picks, type Pool } from './step';
 
@@ -211,7 +212,7 @@ const passTime = fc
     fc.oneof(
       { arbitrary: fc.constant<Clockwork>('lease'), weight: 4 },
       { arbitrary: fc.constant<Clockwork>('runAt'), weight: 2 },
-      { arbitrary: fc.constantFrom<Clockwork>('retention', 'idempotency', 'reply'), weight: 1 },
+      { arbitrary: fc.constantFrom<Clockwork>('retention', 'idempotency', 'reply', 'dedupe'), weight: 1 },
     ),
     fc.nat(15),
     fc.boolean(),
@@ -266,7 +267,16 @@ const SCALE = 3;
 function scaled<T>(list: readonly { arbitrary: fc.Arbitrary<T>; weight: number }[]) {
   return list.map((entry) => ({ ...entry, weight: entry.weight * SCALE }));
 }
-const issue11 = [{ arbitrary: jobLog, weight: 2 }, ...schedules];
+const keyed = (mode: 'debounce' | 'throttle') =>
+  fc
+    .tuple(fc.nat(1), fc.boolean(), fc.boolean(), node, lost)
+    .map(([k, option, named, n, l]) => new KeyedEnqueue(mode, k, option, named, n, l));
+const issue11 = [
+  { arbitrary: jobLog, weight: 2 },
+  ...schedules,
+  { arbitrary: keyed('debounce'), weight: 2 },
+  { arbitrary: keyed('throttle'), weight: 1 },
+];
 
 /** The everyday mix: small batches of every kind. */
 export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
