@@ -2,7 +2,7 @@
  * Enqueue under a debounce or throttle key (enqueue-keyed): debounce creates a job in schedule
  * at now + delay, or replaces the data (and name) of the key's job while it waits for a run-at
  * still ahead and never ran, pushing its run-at back (capped at its first enqueue + maxWait:
- * here maxWait = delay, so a capped run-at stays where it was); throttle creates a job
+ * here maxWait = delay, so a capped run-at is exactly first enqueue + delay); throttle creates a job
  * (pending, or scheduled with a delay) and answers 'matched' with it while its key lives.
  * Run-ats the server computes are read back (ZSCORE) within bounds, then known exactly.
  */
@@ -73,7 +73,6 @@ export class KeyedEnqueue extends Step {
         : replaces
           ? { outcome: 'replaced', id: held!.id }
           : { outcome: 'created', id };
-    const scoreBefore = replaces ? Number(await r.redis.zscore(k.schedule, held!.id)) : 0;
     const before = expected.outcome === 'matched' ? await r.snapshot(m) : null;
     r.note(`   ${expected.outcome} ${m.label(expected.id)}`);
     const requestId = r.requestId('enqueueKeyed');
@@ -97,7 +96,9 @@ export class KeyedEnqueue extends Step {
     if (expected.outcome === 'replaced') {
       const job = heldJob as { -readonly [K in keyof ModelJob]: ModelJob[K] };
       const runAt = Number(await r.redis.zscore(k.schedule, job.id));
-      if (this.option) r.eq(m, runAt, scoreBefore, 'debounce: a run-at capped by maxWait stays');
+      // maxWait = delay: the cap (first enqueue + maxWait) is never later than now + delay.
+      const first = Number(await r.redis.hget(k.job(job.id), 'df'));
+      if (this.option) r.eq(m, runAt, first + WINDOW_MS, 'debounce: a run-at capped at first enqueue + maxWait');
       else r.isServerTime(m, runAt - WINDOW_MS, 'debounce: pushed run-at - delay');
       job.data = data;
       if (this.named) job.name = 'mail';
