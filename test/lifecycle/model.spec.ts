@@ -2,7 +2,8 @@
  * Model-based property test of the job lifecycle (DESIGN.md §1, §8 and invariants 8 and 9).
  *
  * Random sequences of enqueue / claim / complete / fail / extend / release / reap / promote /
- * retry / remove / pause and time passing run against the real scripts on a real Redis and,
+ * retry / remove / pause and time passing, and of issue 11's transitions (job log, schedule
+ * upsert / advance / remove, debounce and throttle enqueues), run against the real scripts on a real Redis and,
  * side by side, against the reference model in ./model/reference.ts. After every step the
  * invariants are checked against Redis (./model/system.ts): state = set membership, rows and
  * their exact fields, attempts never decreasing, exact scores, metrics and events, reply
@@ -20,6 +21,17 @@
  *   workers of differing maxAttempts: a job without its own runs under its latest claim's
  *   worker's, which fail and reap must decide by; fail waits the job's own backoff, else the
  *   serving one, worked out as the worker does (failRequest).
+ * - remove active jobs, each of which appends its id and claim token to the cancels stream;
+ * - fail and reap with a small dead cap (0..4) or an age limit now and then, so dead is trimmed
+ *   on insert, oldest first, with rows and idempotency keys ('trimmed' metric and event); ids are
+ *   minted days in the past a minute apart (./model/ids.ts), so an age cutoff is predictable;
+ * - append job log lines (fenced; over the line cap refused; past the kept lines: gn, g:<n>);
+ * - upsert, advance (compare-and-set, replace) and remove schedules on two keys: occurrences are
+ *   jobs with sk / sa and their template's fields, the schedulers and scheduler-next hashes are
+ *   compared, and each key has at most one never-run occurrence in schedule, the one
+ *   scheduler-next names; claims of occurrences hand back their scheduleKey;
+ * - enqueue under debounce keys (create; replace data and push the run-at, capped by maxWait)
+ *   and throttle keys (create; matched), the keys' values and TTLs checked, and let them expire.
  * A few runs use batches at each documented maximum (./model/commands/index.ts, bulk mix).
  *
  * Each run uses a fresh queue, deleted afterwards, and runs at most MAX_STEPS commands (up to

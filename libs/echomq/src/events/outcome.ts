@@ -49,7 +49,12 @@ export function verdictOf(event: QueueEvent, id: string): Verdict | undefined {
         kind: 'read',
         fallback: { kind: 'reject', error: new JobFailedError(id, event.fields.error ?? 'dead') },
       };
+    // Bulk removals end a wait as remove does: the job is gone, not finished.
     case 'removed':
+    case 'drained':
+    case 'cleaned':
+    case 'obliterated':
+    case 'trimmed':
       return { kind: 'reject', error: new JobNotFoundError(id) };
     default:
       return undefined;

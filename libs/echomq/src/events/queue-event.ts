@@ -17,7 +17,16 @@ export interface QueueEvent {
 export type QueueEventListener = (event: QueueEvent) => void | PromiseLike<void>;
 
 /** The events that end a job: the only ones a wait is told about. */
-export const FINISHING_TYPES: ReadonlySet<string> = new Set(['completed', 'dead', 'removed']);
+export const FINISHING_TYPES: ReadonlySet<string> = new Set([
+  'completed',
+  'dead',
+  'removed',
+  // bulk removals: the job is gone (see verdictOf)
+  'drained',
+  'cleaned',
+  'obliterated',
+  'trimmed',
+]);
 
 export function parseEntry(streamId: string, flat: readonly string[]): QueueEvent {
   const fields: Record<string, string> = {};

@@ -98,7 +98,8 @@ export class KeyedEnqueue extends Step {
       const runAt = Number(await r.redis.zscore(k.schedule, job.id));
       // maxWait = delay: the cap (first enqueue + maxWait) is never later than now + delay.
       const first = Number(await r.redis.hget(k.job(job.id), 'df'));
-      if (this.option) r.eq(m, runAt, first + WINDOW_MS, 'debounce: a run-at capped at first enqueue + maxWait');
+      if (this.option)
+        r.eq(m, runAt, first + WINDOW_MS, 'debounce: a run-at capped at first enqueue + maxWait');
       else r.isServerTime(m, runAt - WINDOW_MS, 'debounce: pushed run-at - delay');
       job.data = data;
       if (this.named) job.name = 'mail';
