@@ -24,6 +24,19 @@ const lua = (name: string, exported: string): string => {
     exported
   ];
 };
+/** How many KEYS the checkout's complete script takes (its registry says; 5 before the wake key). */
+const completeKeyCount = (): number => {
+  try {
+    const root = checkout ?? join(__dirname, '..');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a checkout chosen at run time
+    const registry = require(join(root, 'libs/echomq/src/scripts/registry.ts')) as {
+      SCRIPTS: { emqComplete: { keys: number } };
+    };
+    return registry.SCRIPTS.emqComplete.keys;
+  } catch {
+    return checkout ? 5 : 6;
+  }
+};
 /** Scripts before flow control answered a claim with 2 header values, after it with 4. */
 const CLAIM_HEADER = Number(process.env.CLAIM_HEADER ?? (checkout ? 2 : 4));
 const mint = JOB_IDS.minter(new SnowflakeMinter(9));
@@ -95,7 +108,7 @@ async function main(): Promise<void> {
     }
   });
   const k = queueKeys('one');
-  const completeKeys = checkout ? 5 : 6;
+  const completeKeys = completeKeyCount();
   const complete = await usecPerCall(redis, async () => {
     for (const [id, attempt, claimant] of held) {
       const reply = k.reply(`r${++request}`);
