@@ -64,7 +64,17 @@ export class ClaimLoop {
     /** Aborts handlers of jobs removed while they run; without one, the heartbeat does (lease lost). */
     private readonly cancels?: CancelWatch,
   ) {
-    this.slots = new JobSlots(runner, keeper, this.changes, logger, queue, options.concurrency);
+    // A claim's reply comes at most a replay window after the claim ran (its last repeat).
+    const keepCancelsMs = timing.repeatForMs + timing.commandTimeoutMs;
+    this.slots = new JobSlots(
+      runner,
+      keeper,
+      this.changes,
+      logger,
+      queue,
+      options.concurrency,
+      keepCancelsMs,
+    );
   }
 
   /** completed / failed / stale / throttled, per job, after Redis recorded the outcome. */

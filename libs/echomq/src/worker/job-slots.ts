@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { ChangeSignal } from './change-signal';
 import type { JobRunner } from './job-runner';
 import type { LeaseKeeper } from './lease-keeper';
+import { RecentCancels } from './recent-cancels';
 import type { RunningJob } from './running-job';
 
 /**
@@ -21,6 +22,8 @@ export class JobSlots {
   private readonly running = new Map<string, RunningJob>();
   private readonly settling = new Set<Promise<void>>();
   private readonly lingering = new Set<Promise<void>>();
+  /** Cancels read before their claim was launched here (or meant for other processes). */
+  private readonly early: RecentCancels;
 
   constructor(
     private readonly runner: JobRunner,
@@ -29,7 +32,11 @@ export class JobSlots {
     private readonly logger: Logger,
     private readonly queue: string,
     private readonly concurrency: number,
-  ) {}
+    /** How long a cancel that matched nothing is kept for a launch to come: the replay window. */
+    keepCancelsMs: number,
+  ) {
+    this.early = new RecentCancels(keepCancelsMs);
+  }
 
   /** The slots taken: jobs whose handler runs on an unsettled attempt, and lingering handlers past `concurrency`. */
   get taken(): number {
@@ -59,7 +66,8 @@ export class JobSlots {
   /**
    * Aborts the running job holding this claim, if it runs here: the job was removed while
    * active (see CancelWatch). A scan of the running jobs, at most `concurrency` of them, made
-   * only when a job is removed, so launching and settling jobs pay nothing for it.
+   * only when a job is removed. A cancel that matches nothing is kept briefly (RecentCancels):
+   * its claim's reply may still be on its way, and launch() aborts that job at once.
    */
   cancel(id: string, attempt: number): boolean {
     for (const job of this.running.values()) {
@@ -68,6 +76,7 @@ export class JobSlots {
       job.removed();
       return true;
     }
+    this.early.remember(id, attempt);
     return false;
   }
 
@@ -85,6 +94,14 @@ export class JobSlots {
   }
 
   launch(job: RunningJob): void {
+    // Removed before its claim reached us: the handler starts with its signal already aborted,
+    // and its settlement is STALE, as for a removal read a moment later.
+    if (this.early.take(job.record.id, job.record.attempt)) {
+      this.logger.log(
+        `Job ${job.record.id} (attempt ${job.record.attempt}) was removed before it started; aborting it`,
+      );
+      job.removed();
+    }
     this.running.set(job.claim.claimant, job);
     this.keeper.track(job);
     // The slot frees when the handler returns (or its timeout fails the attempt), not when
