@@ -6,7 +6,6 @@ import {
   type ScriptContext,
 } from '@app/echomq/internal';
 import { cleanJobs } from '@app/echomq/queue/job-control/clean-jobs';
-import { CONTROL_LUA } from '@app/echomq/scripts/lua/control';
 import { luaScript } from '@app/echomq/scripts/lua/prelude';
 import type { Redis } from 'ioredis';
 import { events, expectConsistent, jobRecord, metrics } from '../support/assertions';
@@ -30,7 +29,7 @@ describe('clean: jobs of one state older than a bound -> gone, oldest first', ()
   const context = (): ScriptContext => scriptContext(redis, uniqueQueue('clean'));
 
   it('finds the id below which every job is older than an instant, as the id encoding does', async () => {
-    const floor = luaScript('-- test: id_floor', `${CONTROL_LUA}\nreturn id_floor(tonumber(ARGV[1]))`);
+    const floor = luaScript('-- test: first_id_at', `return first_id_at(tonumber(ARGV[1]))`);
     for (const t of [
       SNOWFLAKE_EPOCH_MS,
       SNOWFLAKE_EPOCH_MS + 1,
@@ -41,10 +40,11 @@ describe('clean: jobs of one state older than a bound -> gone, oldest first', ()
       const expected = JOB_IDS.format(BigInt(t - SNOWFLAKE_EPOCH_MS) << 22n);
       expect(await redis.eval(floor, 1, 'emq:{x}:fence', t)).toBe(expected);
     }
-    expect(await redis.eval(floor, 1, 'emq:{x}:fence', SNOWFLAKE_EPOCH_MS - 1)).toBeNull();
+    // Before the id epoch: the smallest id, so nothing sorts below it.
+    expect(await redis.eval(floor, 1, 'emq:{x}:fence', SNOWFLAKE_EPOCH_MS - 1)).toBe(JOB_IDS.format(0n));
   });
 
-  it('pending: removes the old jobs of every lane and level, oldest first, and leaves the young', async () => {
+  it('pending: removes the old jobs of every lane and level, lane by lane, each oldest first, and leaves the young', async () => {
     const ctx = context();
     const old = oldIds(43, 2 * HOUR);
     const places = [
@@ -61,12 +61,22 @@ describe('clean: jobs of one state older than a bound -> gone, oldest first', ()
     );
     const young = await enqueue(ctx, [jobRecord(fresh(), { lane: 'vip', priority: 3 }), jobRecord(fresh())]);
 
-    const removed = await cleanJobs(ctx, 'pending', { olderThanMs: HOUR, limit: 10 }, repeat);
+    const removed: string[] = await cleanJobs(ctx, 'pending', { olderThanMs: HOUR, limit: 10 }, repeat);
 
-    expect(removed).toEqual(oldOnes.slice(0, 10));
-    expect(await expectEveryRowInOneSet(redis, ctx.keys)).toEqual([...oldOnes.slice(10), ...young].sort());
-    expect(await redis.exists(ctx.keys.idempotency('k0'))).toBe(0);
-    expect(await redis.exists(ctx.keys.idempotency('k11'))).toBe(1);
+    // The limit applies in lane order: within each lane and level the oldest go first.
+    expect(removed).toHaveLength(10);
+    const kept = oldOnes.filter((id) => !removed.includes(id));
+    expect(kept).toHaveLength(2);
+    for (const at of places.keys()) {
+      const group = oldOnes.filter((_, i) => i % 4 === at);
+      const taken = group.filter((id) => removed.includes(id));
+      expect(group.slice(0, taken.length)).toEqual(taken);
+      expect(removed.filter((id) => group.includes(id))).toEqual(taken);
+    }
+    expect(await expectEveryRowInOneSet(redis, ctx.keys)).toEqual([...kept, ...young].sort());
+    const keyOf = (id: string) => `k${oldOnes.indexOf(id)}`;
+    expect(await redis.exists(ctx.keys.idempotency(keyOf(removed[0])))).toBe(0);
+    expect(await redis.exists(ctx.keys.idempotency(keyOf(kept[0])))).toBe(1);
     await expectFlowConsistent(redis, ctx.keys);
     const cleaned = (await events(redis, ctx.keys)).filter((e) => e.fields.type === 'cleaned');
     expect(cleaned.map((e) => e.fields)).toEqual([
@@ -75,7 +85,7 @@ describe('clean: jobs of one state older than a bound -> gone, oldest first', ()
     expect((await metrics(redis, ctx.keys)).cleaned).toBe(10);
 
     // Again with no limit: the last two old ones go; the young stay.
-    expect(await cleanJobs(ctx, 'pending', { olderThanMs: HOUR }, repeat)).toEqual(oldOnes.slice(10));
+    expect((await cleanJobs(ctx, 'pending', { olderThanMs: HOUR }, repeat)).sort()).toEqual(kept.sort());
     await expectFlowConsistent(redis, ctx.keys);
   });
 
@@ -119,9 +129,9 @@ describe('clean: jobs of one state older than a bound -> gone, oldest first', ()
     const [first, second] = [old(), old()];
     await enqueue(ctx, [jobRecord(first)]);
     const chunk = { state: 'pending' as const, olderThanMs: HOUR, limit: 500 };
-    expect(await cleanChunk(ctx, chunk, 'clean-req-1')).toEqual([first]);
+    expect(await cleanChunk(ctx, chunk, 'clean-req-1')).toEqual({ ids: [first], cursor: '' });
     await enqueue(ctx, [jobRecord(second)]);
-    expect(await cleanChunk(ctx, chunk, 'clean-req-1')).toEqual([first]);
+    expect(await cleanChunk(ctx, chunk, 'clean-req-1')).toEqual({ ids: [first], cursor: '' });
     expect(await redis.zrange(ctx.keys.pending, 0, -1)).toEqual([second]);
   });
 

@@ -84,11 +84,13 @@ describe('drain: pending (every lane and level) and schedule -> gone', () => {
   it('answers a repeated chunk with its first outcome and drains nothing more', async () => {
     const ctx = context();
     await enqueue(ctx, [jobRecord(mint()), jobRecord(mint())]);
-    const first = await drainChunk(ctx, { keepScheduled: false, limit: 500 }, 'drain-req-1');
+    const first = await drainChunk(ctx, { keepScheduled: false, limit: 500, cursor: 'p' }, 'drain-req-1');
     const late = mint();
     await enqueue(ctx, [jobRecord(late)]);
-    expect(await drainChunk(ctx, { keepScheduled: false, limit: 500 }, 'drain-req-1')).toEqual(first);
-    expect(first).toEqual({ count: 2, more: false });
+    expect(await drainChunk(ctx, { keepScheduled: false, limit: 500, cursor: 'p' }, 'drain-req-1')).toEqual(
+      first,
+    );
+    expect(first).toEqual({ count: 2, more: false, cursor: '' });
     expect(await redis.zrange(ctx.keys.pending, 0, -1)).toEqual([late]);
   });
 

@@ -122,6 +122,21 @@ describe('update job: data, run-at, lane and priority of a job that is not activ
     expect(await dumpQueue(redis, ctx.keys.queue)).toEqual(before);
   });
 
+  it("refuses a run-at for a schedule's occurrence (its schedule times it), writing nothing", async () => {
+    const ctx = context();
+    const [occurrence] = await enqueue(ctx, [jobRecord(mint(), { delayMs: 60_000 })]);
+    // As the schedule scripts write an occurrence: its row names the schedule key.
+    await redis.hset(ctx.keys.job(occurrence), 'sk', 'nightly');
+    const before = await dumpQueue(redis, ctx.keys.queue);
+    await expect(update(ctx, occurrence, { delayMs: 0 })).rejects.toThrow(/occurrence of a schedule/);
+    await expect(update(ctx, occurrence, { runAt: Date.now() + 1_000 })).rejects.toBeInstanceOf(
+      JobStateError,
+    );
+    expect(await dumpQueue(redis, ctx.keys.queue)).toEqual(before);
+    // Its data, lane and priority may still change.
+    expect(await update(ctx, occurrence, { data: { v: 2 }, priority: 3 })).toBe('schedule');
+  });
+
   it.each([
     [{}, InvalidArgumentError],
     [{ data: undefined }, InvalidArgumentError],

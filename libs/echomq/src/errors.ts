@@ -301,3 +301,37 @@ export class QueueBusyError extends EchoMqError {
     );
   }
 }
+
+/** Why an obliterate stopped part-way. */
+export type ObliterateStopReason = 'workers' | 'producers';
+
+/**
+ * An obliterate that stopped after its first call had written: its schedules are deleted and
+ * part of its jobs removed. 'workers': a later call was refused because a worker holds a job
+ * again (only possible once something resumed the queue the first call paused, so it is no
+ * longer paused); 'producers': jobs kept coming in behind the calls for OBLITERATE_WALKS_MAX
+ * walks over the lanes (the queue is left paused). Stop them, then call obliterate again: it goes
+ * on from what is left. A QueueBusyError (409 over HTTP), so callers
+ * that handle the refused first call handle this one too.
+ */
+export class ObliterateStoppedError extends QueueBusyError {
+  constructor(
+    queue: string,
+    active: number,
+    readonly reason: ObliterateStopReason,
+    /** Jobs removed before it stopped. */
+    readonly removed: number,
+  ) {
+    super(queue, active);
+    const gone = `${removed} job${removed === 1 ? '' : 's'} gone`;
+    this.message =
+      reason === 'workers'
+        ? `Obliterate of queue '${queue}' stopped part-way: it was resumed after obliterate paused ` +
+          `it, and ${active} job${active === 1 ? ' is' : 's are'} active again. The queue is left ` +
+          `partly removed (${gone}, its schedules deleted) and no longer paused; stop its workers ` +
+          `(or pass force) and obliterate again.`
+        : `Obliterate of queue '${queue}' stopped part-way: jobs kept being enqueued while it ran. ` +
+          `The queue is left paused and partly removed (${gone}, its schedules deleted); stop ` +
+          `its producers and obliterate again.`;
+  }
+}

@@ -54,7 +54,7 @@ export type { RetryAllOptions } from './queue/job-control/retry-all-dead';
 export type { JobPatch } from './queue/job-control/update-patch';
 export type { CleanState } from './scripts/clean';
 export type { UpdatedJobState } from './scripts/update-job';
-export { QueueBusyError } from './errors';
+export { QueueBusyError, ObliterateStoppedError, type ObliterateStopReason } from './errors';
 // Job control.
 
 export type { DebounceOptions, ThrottleOptions, EnqueueResult } from './queue/dedupe-options';

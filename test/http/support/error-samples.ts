@@ -13,6 +13,7 @@ import {
   JobResultInvalidError,
   JobStateError,
   QueueBusyError,
+  ObliterateStoppedError,
   JobTimeoutError,
   ModuleImportedTwiceError,
   NodeLeaseLostError,
@@ -71,6 +72,11 @@ export const ERROR_SAMPLES: readonly ErrorSample[] = [
   { error: new JobExistsError(ID), status: 409, details: { jobId: ID } },
   { error: new JobStateError(ID, 'dead'), status: 409, details: { jobId: ID, expectedState: 'dead' } },
   { error: new QueueBusyError('emails', 2), status: 409, details: { queue: 'emails', activeJobs: 2 } },
+  {
+    error: new ObliterateStoppedError('emails', 0, 'producers', 1500),
+    status: 409,
+    details: { queue: 'emails', activeJobs: 0, reason: 'producers', removed: 1500 },
+  },
   { error: new StaleJobError(ID, 3), status: 409, details: { jobId: ID, attempt: 3 } },
   {
     error: new JobFailedError(ID, 'Error: connect ECONNREFUSED 10.9.8.7:5432'),

@@ -12,7 +12,7 @@ export const CLOCK_SLACK_MS = 60_000;
 /** Row fields the scripts may write (DESIGN §1 / prelude). */
 const ROW_FIELDS = new Set([
   ...['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p', 'l', 'y', 't'],
-  ...['sk', 'sa', 'dk', 'df', 'gn'],
+  ...['sk', 'sa', 'dk', 'df', 'dm', 'gn'],
 ]);
 /** Log line n of a job ('g:<n>'). */
 const LOG_LINE = /^g:[1-9][0-9]*$/;
@@ -73,7 +73,13 @@ export function checkRow(
   if (job.scheduleKey !== null) expected.sk = job.scheduleKey;
   if (job.plannedAt !== null) expected.sa = String(job.plannedAt);
   if (job.debounceKey !== null) expected.dk = job.debounceKey;
-  const { f, df, ...rest } = fields;
+  const { f, df, dm, ...rest } = fields;
+  // A debounce's max-wait deadline (first enqueue + maxWait, a server time): only on a debounced
+  // job; its value is checked by the debounce command, which knows the maxWait it gave.
+  if (dm !== undefined && job.debounceKey === null)
+    r.fail(m, `${who}: has a debounce deadline dm but no debounce key`);
+  if (dm !== undefined && !(Number(dm) >= now - 10 * CLOCK_SLACK_MS))
+    r.fail(m, `${who}: debounce deadline dm ${dm} is not a server time`);
   // A debounced job's first enqueue is a server time: present exactly when it is debounced.
   if (job.debounced !== (df !== undefined)) r.fail(m, `${who}: first-enqueue field df is ${df ?? 'absent'}`);
   if (df !== undefined && !(Math.abs(Number(df) - now) <= 10 * CLOCK_SLACK_MS))

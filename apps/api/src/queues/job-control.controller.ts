@@ -60,7 +60,8 @@ export class JobControlController {
   @Post('clean')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
-    summary: 'Remove jobs of one state enqueued more than olderThanMs ago, oldest first, up to limit',
+    summary:
+      'Remove jobs of one state enqueued more than olderThanMs ago, up to limit (pending: lane by lane, oldest first in each)',
   })
   @ApiOkResponse({ type: CleanedResponse })
   async clean(

@@ -17,6 +17,7 @@ import {
   PayloadTooLargeError,
   ProcessorDefinitionError,
   QueueBusyError,
+  ObliterateStoppedError,
   RedisUnavailableError,
   RedisVersionError,
   StaleJobError,
@@ -95,6 +96,16 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
   entry(QueueBusyError, {
     status: 409,
     details: (error) => ({ queue: error.queue, activeJobs: error.active }),
+  }),
+  // An obliterate that stopped part-way: what is left, and why (the message says what to do).
+  entry(ObliterateStoppedError, {
+    status: 409,
+    details: (error) => ({
+      queue: error.queue,
+      activeJobs: error.active,
+      reason: error.reason,
+      removed: error.removed,
+    }),
   }),
   // A claim that moved on (a remote worker whose lease was lost): it must drop the job.
   entry(StaleJobError, {

@@ -14,20 +14,30 @@ export interface CleanChunk {
   readonly limit: number;
   /** schedule only: the candidates, oldest first (each is checked again by the script). */
   readonly candidates?: readonly JobId[];
+  /** pending only: where the walk over the lanes' sets goes on (WALK_START first; drain.ts). */
+  readonly cursor?: string;
+}
+
+/** What one clean chunk did: the ids removed, and the walk's cursor ('' once it is done). */
+export interface CleanedChunk {
+  readonly ids: JobId[];
+  readonly cursor: string;
 }
 
 /**
- * One chunk of a clean: the ids removed, oldest first; fewer than `limit` when no more were
- * old enough (pending, dead) or when candidates had moved on (schedule). Repeating a call
- * with the same request id returns the same ids and changes nothing more.
+ * One chunk of a clean: the ids removed. pending goes lane by lane along a walk of at most
+ * WALK_SETS_MAX sets a call (each set's old ids oldest first) and hands back the cursor to go on
+ * at ('' once every set was seen); dead is oldest first, fewer than `limit` when no more were old
+ * enough; schedule takes the candidates still scheduled and old enough. Repeating a call with
+ * the same request id returns the same reply and changes nothing more.
  */
 export async function cleanChunk(
   ctx: ScriptContext,
   chunk: CleanChunk,
   requestId: string = newRequestId(),
-): Promise<JobId[]> {
+): Promise<CleanedChunk> {
   const { keys } = ctx;
-  return (await runScript(
+  const [cursor, ...ids] = (await runScript(
     ctx,
     'emqClean',
     [keys.fence, keys.reply(requestId), keys.schedule, keys.dead, keys.metrics, keys.events],
@@ -37,7 +47,9 @@ export async function cleanChunk(
       chunk.limit,
       ctx.eventsMaxLen,
       replayWindow(ctx),
+      chunk.state === 'pending' ? (chunk.cursor ?? 'p') : '',
       ...(chunk.candidates ?? []),
     ],
-  )) as JobId[];
+  )) as string[];
+  return { ids: ids as JobId[], cursor: String(cursor) };
 }

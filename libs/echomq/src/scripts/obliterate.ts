@@ -11,22 +11,32 @@ export interface ObliterateChunk {
   readonly removed: number;
   /** True once every job and key of the queue is gone: stop calling. */
   readonly done: boolean;
+  /** Where the next call's walk over the lanes' pending sets goes on. */
+  readonly cursor: string;
+  /** True when this call began a new walk: pending jobs came in behind the last one. */
+  readonly again: boolean;
 }
 
 /**
  * One chunk of an obliterate (see obliterate.lua.ts). Throws QueueBusyError, having written
- * nothing, when active holds jobs and `force` is false. `removedBefore` is the jobs the earlier
+ * nothing, when active holds unexpired leases and `force` is false. `cursor` is WALK_START
+ * (drain.ts) for the first call, then the one the last call returned. `removedBefore` is the jobs the earlier
  * calls removed (the last event reports the total). Repeating a call with the same request id
  * returns its first outcome and changes nothing more.
  */
 export async function obliterateChunk(
   ctx: ScriptContext,
-  options: { readonly force: boolean; readonly limit: number; readonly removedBefore: number },
+  options: {
+    readonly force: boolean;
+    readonly limit: number;
+    readonly removedBefore: number;
+    readonly cursor: string;
+  },
   requestId: string = newRequestId(),
 ): Promise<ObliterateChunk> {
   const { keys } = ctx;
   try {
-    const [removed, done] = (await runScript(
+    const [removed, done, cursor, again] = (await runScript(
       ctx,
       'emqObliterate',
       [
@@ -47,9 +57,15 @@ export async function obliterateChunk(
         replayWindow(ctx),
         CANCELS_KEEP_MS,
         options.removedBefore,
+        options.cursor,
       ],
-    )) as [number, number];
-    return { removed: Number(removed), done: Number(done) === 1 };
+    )) as [number, number, string, number];
+    return {
+      removed: Number(removed),
+      done: Number(done) === 1,
+      cursor: String(cursor),
+      again: Number(again) === 1,
+    };
   } catch (error) {
     const busy = error instanceof Error ? /^(?:ERR )?EMQ_QUEUE_BUSY (\d+)/.exec(error.message) : null;
     if (busy) throw new QueueBusyError(keys.queue, Number(busy[1]));

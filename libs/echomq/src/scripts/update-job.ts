@@ -24,6 +24,8 @@ const REFUSALS: Record<string, string> = {
   ACTIVE: 'pending, scheduled or dead (it is active)',
   FINISHED: 'pending, scheduled or dead (it finished)',
   DEAD_RUN_AT: 'pending or scheduled (a dead job has no run-at: retry it first)',
+  OCCURRENCE_RUN_AT:
+    'a job of its own (it is an occurrence of a schedule, which sets its run-at: change the schedule with upsertSchedule, or promote the occurrence)',
 };
 
 /**

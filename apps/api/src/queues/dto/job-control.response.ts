@@ -9,7 +9,8 @@ export class DrainedResponse {
 export class CleanedResponse {
   @ApiProperty() readonly queue!: string;
   @ApiProperty({ enum: ['pending', 'schedule', 'dead'] }) readonly state!: string;
-  @ApiProperty({ type: [String], description: 'The ids removed, oldest first' }) readonly ids!: string[];
+  @ApiProperty({ type: [String], description: 'The ids removed, in the order removed' })
+  readonly ids!: string[];
 }
 
 export class ObliteratedResponse {

@@ -2,7 +2,7 @@ import { InvalidArgumentError, describeValue } from '../../errors';
 import { compareIds, JOB_IDS, type JobId } from '../../ids';
 import type { ScriptContext } from '../../scripts';
 import { cleanChunk, type CleanState } from '../../scripts/clean';
-import { CONTROL_CHUNK_MAX } from '../../scripts/drain';
+import { CONTROL_CHUNK_MAX, WALK_START } from '../../scripts/drain';
 import { repeatUntilKnown, type RepeatOptions } from '../../scripts/repeat';
 import { newRequestId } from '../../scripts/request-id';
 import { integerIn, optionsOf } from './control-arguments';
@@ -34,12 +34,14 @@ function checkState(state: unknown): CleanState {
 }
 
 /**
- * Removes jobs of one state enqueued more than olderThanMs ago on the server clock, oldest
- * first, up to limit, CONTROL_CHUNK_MAX per script call. pending is merged across every lane
- * and level by id inside each call; dead is read in its own (mint) order. schedule is ordered
+ * Removes jobs of one state enqueued more than olderThanMs ago on the server clock, up to
+ * limit, CONTROL_CHUNK_MAX per script call. pending goes lane by lane (WALK_SETS_MAX sets a call,
+ * the cursor carried from call to call), each lane's old jobs oldest first: the limit applies in
+ * lane order, not globally oldest first (a global merge would read every lane in one call);
+ * dead is oldest first (the set's mint order). schedule is ordered
  * by run-at, so its candidates are found first by a ZSCAN of the set (bounded calls, no write)
  * and removed oldest first, each checked again by the script. Each chunk is replay-safe.
- * Returns the ids removed, oldest first.
+ * Returns the ids removed, in the order removed.
  */
 export async function cleanJobs(
   ctx: ScriptContext,
@@ -53,18 +55,27 @@ export async function cleanJobs(
   const olderThanMs = integerIn(given.olderThanMs, 'olderThanMs', 0, CLEAN_AGE_MAX_MS);
   const limit =
     given.limit === undefined ? CLEAN_LIMIT_DEFAULT : integerIn(given.limit, 'limit', 1, CLEAN_LIMIT_MAX);
-  const chunk = async (size: number, candidates?: JobId[]): Promise<JobId[]> => {
+  const chunk = async (size: number, more: { candidates?: JobId[]; cursor?: string }) => {
     const requestId = newRequestId();
     return repeatUntilKnown(
-      () => cleanChunk(ctx, { state: checked, olderThanMs, limit: size, candidates }, requestId),
+      () => cleanChunk(ctx, { state: checked, olderThanMs, limit: size, ...more }, requestId),
       repeat(),
     );
   };
   const removed: JobId[] = [];
-  if (checked !== 'schedule') {
+  if (checked === 'pending') {
+    let cursor = WALK_START;
+    while (removed.length < limit && cursor !== '') {
+      const done = await chunk(Math.min(CONTROL_CHUNK_MAX, limit - removed.length), { cursor });
+      removed.push(...done.ids);
+      cursor = done.cursor;
+    }
+    return removed;
+  }
+  if (checked === 'dead') {
     while (removed.length < limit) {
       const size = Math.min(CONTROL_CHUNK_MAX, limit - removed.length);
-      const ids = await chunk(size);
+      const { ids } = await chunk(size, {});
       removed.push(...ids);
       if (ids.length < size) break;
     }
@@ -73,7 +84,7 @@ export async function cleanJobs(
   const candidates = await oldScheduled(ctx, olderThanMs, limit);
   for (let at = 0; at < candidates.length; at += CONTROL_CHUNK_MAX) {
     const slice = candidates.slice(at, at + CONTROL_CHUNK_MAX);
-    removed.push(...(await chunk(slice.length, slice)));
+    removed.push(...(await chunk(slice.length, { candidates: slice })).ids);
   }
   return removed;
 }

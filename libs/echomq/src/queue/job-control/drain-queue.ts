@@ -1,5 +1,5 @@
 import type { ScriptContext } from '../../scripts';
-import { CONTROL_CHUNK_MAX, drainChunk } from '../../scripts/drain';
+import { CONTROL_CHUNK_MAX, drainChunk, WALK_START } from '../../scripts/drain';
 import { repeatUntilKnown, type RepeatOptions } from '../../scripts/repeat';
 import { newRequestId } from '../../scripts/request-id';
 import { booleanOr, optionsOf } from './control-arguments';
@@ -11,7 +11,9 @@ export interface DrainOptions {
 
 /**
  * Removes every pending job (every lane and priority level) and, unless kept, every scheduled
- * one, CONTROL_CHUNK_MAX per script call, until a call finds fewer. Active and dead jobs stay.
+ * one, CONTROL_CHUNK_MAX jobs and WALK_SETS_MAX lanes' sets per script call (each call hands
+ * the next the cursor of its walk over the lanes), until a call says it is done. Active and
+ * dead jobs stay.
  * Each chunk is replay-safe (its own request id, repeated while its outcome is unknown).
  * Returns the jobs removed. Jobs enqueued while it runs may be drained too.
  */
@@ -26,13 +28,16 @@ export async function drainQueue(
     false,
   );
   let total = 0;
+  let cursor = WALK_START;
   for (;;) {
     const requestId = newRequestId();
+    const from = cursor;
     const chunk = await repeatUntilKnown(
-      () => drainChunk(ctx, { keepScheduled, limit: CONTROL_CHUNK_MAX }, requestId),
+      () => drainChunk(ctx, { keepScheduled, limit: CONTROL_CHUNK_MAX, cursor: from }, requestId),
       repeat(),
     );
     total += chunk.count;
     if (!chunk.more) return total;
+    cursor = chunk.cursor;
   }
 }

@@ -29,7 +29,8 @@ export abstract class JobControlSurface extends HistorySurface {
 
   /**
    * Removes jobs of one state enqueued more than olderThanMs ago (their id's time, Redis server
-   * clock), oldest first, up to limit (default 1,000, at most 100,000). Returns their ids.
+   * clock), up to limit (default 1,000, at most 100,000): dead and schedule oldest first; pending
+   * lane by lane, oldest first within each lane (the limit counts in lane order). Returns their ids.
    * Active jobs are refused (use remove), and completed ones (their rows expire by themselves).
    */
   async clean(queue: string, state: CleanState, options: CleanOptions): Promise<JobId[]> {
@@ -39,8 +40,10 @@ export abstract class JobControlSurface extends HistorySurface {
   /**
    * Deletes the whole queue: its jobs, lanes, settings, schedules, metrics and events, and its
    * name in the registry, in bounded chunks; the first pauses the queue. Refused with
-   * QueueBusyError while jobs are active unless force, which removes them too and aborts their
-   * handlers. Stop producers first: a job enqueued meanwhile may or may not survive.
+   * QueueBusyError while jobs hold unexpired leases unless force, which removes them too and aborts
+   * their handlers (expired leases go either way). A later chunk that finds workers or producers
+   * still at it stops with ObliterateStoppedError, saying what is left; call again once they have
+   * stopped. A job enqueued meanwhile may or may not survive.
    */
   async obliterate(queue: string, options?: ObliterateOptions): Promise<{ removed: number }> {
     const outcome = await obliterateQueue(this.context(queue), options, () => this.repeatOnce());

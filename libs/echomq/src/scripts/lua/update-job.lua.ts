@@ -16,7 +16,10 @@ export const UPDATE_JOB_LUA = luaScript(
 -- Returns: the state the job is in afterwards: pending | schedule | dead; a repeated request
 --          returns the same.
 -- Errors:  EMQ_NOT_FOUND when there is no such job; EMQ_ACTIVE while it is active;
---          EMQ_FINISHED when it is in no set (completed); EMQ_DEAD_RUN_AT for a run-at of a dead job.
+--          EMQ_FINISHED when it is in no set (completed); EMQ_DEAD_RUN_AT for a run-at of a dead job;
+--          EMQ_OCCURRENCE_RUN_AT for a run-at of a schedule's occurrence (row field sk): its
+--          schedule owns its timing, and moving a promoted one back to schedule could leave two
+--          unstarted occurrences of one schedule (upsert may have made the next one meanwhile).
 -- Event:   'updated' with the id, state (afterwards) and fields (what changed: data, runAt, lane, priority).
 `,
   `
@@ -34,7 +37,7 @@ local prior = replayed(KEYS[2])
 if prior then
   return prior
 end
-local f = redis.call('HMGET', KEYS[9], 'l', 'y', 'dn')
+local f = redis.call('HMGET', KEYS[9], 'l', 'y', 'dn', 'sk')
 local lane, level = place(f[1], f[2])
 local state = nil
 if redis.call('ZSCORE', pending_key(level, lane), id) then
@@ -53,6 +56,9 @@ end
 local timed = run_at ~= nil or delay ~= nil
 if timed and state == 'dead' then
   return redis.error_reply('EMQ_DEAD_RUN_AT')
+end
+if timed and f[4] then
+  return redis.error_reply('EMQ_OCCURRENCE_RUN_AT')
 end
 
 local changed = {}
