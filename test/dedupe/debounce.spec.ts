@@ -102,9 +102,11 @@ describe('debounce: a later enqueue with the key replaces the waiting job', () =
     const debounce = { key: 'capped', delayMs: 10_000, maxWaitMs: 15_000 };
     const { id } = await queues.submit(queue, 'a', { debounce });
     const row = keys().job(id);
+    // Its deadline is on its row: first enqueue + maxWaitMs.
+    expect(Number(await redis.hget(row, 'dm'))).toBe(Number(await redis.hget(row, 'df')) + 15_000);
     // Time passes: the job was first enqueued 12 s ago, so 3 s of its max wait are left.
     const firstAt = Number(await redis.hget(row, 'df')) - 12_000;
-    await redis.hset(row, 'df', firstAt);
+    await redis.hset(row, 'df', firstAt, 'dm', firstAt + 15_000);
     await redis.zadd(keys().schedule, 'XX', firstAt + 10_000 + 5_000, id);
     const replaced = await queues.submit(queue, 'b', { debounce });
     expect(replaced).toEqual({ id, outcome: 'replaced' });

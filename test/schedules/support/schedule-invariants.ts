@@ -14,11 +14,15 @@ async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
 }
 
 export interface ScheduleState {
-  /** Per schedule key: its occurrences waiting in the schedule set. */
+  /** Per schedule key: its occurrences waiting in the schedule set, never claimed. */
   readonly waiting: Map<string, string[]>;
+  /** Per schedule key: its occurrences in the schedule set waiting out a retry backoff (claimed before). */
+  readonly retrying: Map<string, string[]>;
   /** Per schedule key: its occurrences pending (any lane, any level) and active. */
   readonly pending: Map<string, string[]>;
   readonly active: Map<string, string[]>;
+  /** Per schedule key: its occurrences never claimed (waiting, or pending with no attempt). */
+  readonly unstarted: Map<string, string[]>;
 }
 
 function push(map: Map<string, string[]>, key: string, id: string): void {
@@ -28,7 +32,13 @@ function push(map: Map<string, string[]>, key: string, id: string): void {
 /** Where every occurrence of the queue's schedules is, read off the sets and the rows' 'sk'. */
 export async function scheduleState(redis: Redis, queue: string): Promise<ScheduleState> {
   const keys = queueKeys(queue);
-  const state: ScheduleState = { waiting: new Map(), pending: new Map(), active: new Map() };
+  const state: ScheduleState = {
+    waiting: new Map(),
+    retrying: new Map(),
+    pending: new Map(),
+    active: new Map(),
+    unstarted: new Map(),
+  };
   const pendingSets = (await scanKeys(redis, `${keys.base}pending*`)).filter((key) => !key.includes('reads'));
   const sets: [Map<string, string[]>, string][] = [
     [state.waiting, keys.schedule],
@@ -37,8 +47,11 @@ export async function scheduleState(redis: Redis, queue: string): Promise<Schedu
   ];
   for (const [map, set] of sets) {
     for (const id of await redis.zrange(set, 0, -1)) {
-      const sk = await redis.hget(keys.job(id), 'sk');
-      if (sk !== null) push(map, sk, id);
+      const [sk, attempts] = await redis.hmget(keys.job(id), 'sk', 'a');
+      if (sk === null) continue;
+      const claimed = Number(attempts ?? 0) > 0;
+      push(map === state.waiting && claimed ? state.retrying : map, sk, id);
+      if (!claimed && map !== state.active) push(state.unstarted, sk, id);
     }
   }
   return state;
@@ -46,9 +59,10 @@ export async function scheduleState(redis: Redis, queue: string): Promise<Schedu
 
 /**
  * The schedules' invariants (docs/schedules.md): every schedule has exactly one occurrence
- * waiting in the schedule set, or none while its next occurrence runs (pending or active);
- * scheduler-next names that occurrence; no row of an occurrence is outside every set unless
- * it finished (kept as completed). Throws, naming what broke.
+ * waiting in the schedule set, or none while its next occurrence runs (pending, active or
+ * retrying); scheduler-next names that occurrence; a schedule has at most one occurrence never
+ * claimed (waiting or pending) and a removed one none; no row of an occurrence is outside every
+ * set unless it finished (kept as completed). Throws, naming what broke.
  */
 export async function expectScheduleInvariants(redis: Redis, queue: string): Promise<void> {
   const keys = queueKeys(queue);
@@ -61,7 +75,14 @@ export async function expectScheduleInvariants(redis: Redis, queue: string): Pro
   }
   for (const key of definitions) {
     const waiting = state.waiting.get(key) ?? [];
-    const running = [...(state.pending.get(key) ?? []), ...(state.active.get(key) ?? [])];
+    const running = [
+      ...(state.pending.get(key) ?? []),
+      ...(state.active.get(key) ?? []),
+      ...(state.retrying.get(key) ?? []),
+    ];
+    const unstarted = state.unstarted.get(key) ?? [];
+    if (unstarted.length > 1)
+      problems.push(`${key} has ${unstarted.length} occurrences never claimed: ${unstarted.join()}`);
     if (waiting.length > 1)
       problems.push(`${key} has ${waiting.length} occurrences waiting: ${waiting.join()}`);
     if (waiting.length === 1 && waiting[0] !== next[key]) {
@@ -71,12 +92,12 @@ export async function expectScheduleInvariants(redis: Redis, queue: string): Pro
       problems.push(`${key} has no waiting occurrence and its next ${next[key]} is not running`);
     }
   }
-  for (const [key, ids] of state.waiting) {
+  for (const [key, ids] of state.unstarted) {
     if (!definitions.includes(key))
       problems.push(`orphan occurrence(s) ${ids.join()} of removed schedule ${key}`);
   }
   const inSets = new Set<string>();
-  for (const map of [state.waiting, state.pending, state.active]) {
+  for (const map of [state.waiting, state.retrying, state.pending, state.active]) {
     for (const ids of map.values()) for (const id of ids) inSets.add(id);
   }
   for (const row of await scanKeys(redis, `${keys.jobPrefix}*`)) {

@@ -5,14 +5,19 @@ import type { EnqueueOutcomeKind, KeyedRule } from '../scripts/enqueue-keyed';
 /**
  * A job that waits `delayMs` and is replaced by later jobs with the same key while it waits:
  * each replaces its data (and name, if given) and pushes its run-at to now + delayMs, never
- * past `maxWaitMs` after the first one (docs/deduplication.md).
+ * past `maxWaitMs` after the first one. The cap is the one of the call that created the job:
+ * a later call's maxWaitMs (or its absence) does not change it (docs/deduplication.md).
  */
 export interface DebounceOptions {
   /** 1 to 256 characters; one key means one waiting job per queue. */
   readonly key: string;
   /** How long the job waits after the latest enqueue with its key: 1 ms to 30 days. */
   readonly delayMs: number;
-  /** The latest the job runs, counted from the first enqueue: delayMs to 30 days. Absent: no cap. */
+  /**
+   * The latest the job runs, counted from the first enqueue: delayMs to 30 days. Absent: no
+   * cap. Only the call that creates the job sets it; on a call that replaces a waiting job it
+   * is checked but has no effect.
+   */
   readonly maxWaitMs?: number;
 }
 

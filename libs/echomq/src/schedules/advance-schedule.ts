@@ -9,7 +9,8 @@ import { definitionDigest, parseDefinition } from './schedule-definition';
 
 /**
  * 'advanced': a new next occurrence waits; 'stale': another caller advanced it first, or the
- * schedule changed or went (nothing written); 'ended': the cron pattern has no run left.
+ * schedule changed or went (nothing written); 'ended': the cron pattern has no run left, and
+ * the schedule was removed (with `replace`: nothing written, the last run still waits).
  */
 export type AdvanceOutcome = 'advanced' | 'stale' | 'ended';
 
@@ -37,10 +38,12 @@ export async function advanceSchedule(
   const definition = parseDefinition(stored);
   const planned = plannedField ?? score;
   const runAt = nextRunAt(definition.spec, planned == null ? null : Number(planned), timeMs(time));
-  if (runAt === null) return 'ended';
+  if (runAt === null && replace) return 'ended';
   const [id] = await deps.mintIds(1);
   const requestId = newRequestId();
-  const call = { key, expectedId, digest: definitionDigest(stored), id, runAtMs: runAt, replace };
+  // Run-at 0: no run left, the script ends the schedule (same compare-and-set).
+  const call = { key, expectedId, digest: definitionDigest(stored), id, runAtMs: runAt ?? 0, replace };
   const reply = await repeatUntilKnown(() => advanceScheduleScript(ctx, call, requestId), deps.repeat());
-  return reply === 'OK' ? 'advanced' : 'stale';
+  if (reply !== 'OK') return 'stale';
+  return runAt === null ? 'ended' : 'advanced';
 }

@@ -26,10 +26,13 @@ export interface SweepResult {
 /**
  * The reapers' safety net for schedules. Per queue, it walks scheduler-next chunk by chunk
  * (resuming where the last sweep stopped) and finds
- *   - next occurrences that left the schedule set without the fast path advancing them
- *     (promoted while no worker claimed, removed by a user, drained, lost): advanced;
+ *   - next occurrences that were claimed (active, retrying, dead, finished) or are gone
+ *     (removed by a user, drained, lost) without the fast path advancing them: advanced;
  *   - next occurrences of 'skip' schedules still waiting but overdue by more than
  *     missedAfterMs: replaced by the next future run, unrun.
+ * One promoted but not claimed yet (pending) is left alone: the claim advances it, so a
+ * backlog (a paused queue, busy workers) holds at most one unstarted occurrence per schedule,
+ * and removeSchedule still reaches it.
  * A queue without schedules costs one EXISTS.
  */
 export class ScheduleSweeper {
@@ -73,34 +76,70 @@ export class ScheduleSweeper {
     entries: readonly [string, string][],
   ): Promise<{ advanced: number; skipped: number }> {
     if (entries.length === 0) return { advanced: 0, skipped: 0 };
-    const { redis, keys } = ctx;
-    const batch = redis.multi().time();
-    for (const [, id] of entries) batch.zscore(keys.schedule, id);
-    const [time, ...scores] = await execAll(batch, `The schedule sweep of ${keys.queue}`);
-    const now = timeMs(time);
-    const left: string[][] = [];
-    const overdue: [string, string][] = [];
-    entries.forEach(([key, id], index) => {
-      const score = scores[index] as string | null;
-      if (score === null) left.push([key, id]);
-      else if (Number(score) < now) overdue.push([key, id]);
-    });
+    const { redis } = ctx;
+    const { now, places } = await occurrencePlaces(ctx, entries);
     let advanced = 0;
-    for (const [key, id] of left) {
-      if ((await this.advance(ctx, key, id, false)) === 'advanced') advanced++;
+    const overdue: [string, string, number][] = [];
+    for (const [index, [key, id]] of entries.entries()) {
+      const place = places[index];
+      if (place.where === 'left') {
+        if ((await this.advance(ctx, key, id, false)) === 'advanced') advanced++;
+      } else if (place.where === 'waiting' && place.runAt < now) {
+        overdue.push([key, id, place.runAt]);
+      }
     }
     let skipped = 0;
     if (overdue.length > 0) {
-      const definitions = await redis.hmget(keys.schedulers, ...overdue.map(([key]) => key));
-      const scoreOf = new Map(entries.map(([key], index) => [key, Number(scores[index])]));
-      for (const [index, [key, id]] of overdue.entries()) {
+      const definitions = await redis.hmget(ctx.keys.schedulers, ...overdue.map(([key]) => key));
+      for (const [index, [key, id, runAt]] of overdue.entries()) {
         const text = definitions[index];
         if (text === null) continue;
         const { missed, missedAfterMs } = parseDefinition(text).options;
-        if (missed !== 'skip' || now - scoreOf.get(key)! <= missedAfterMs) continue;
+        if (missed !== 'skip' || now - runAt <= missedAfterMs) continue;
         if ((await this.advance(ctx, key, id, true)) === 'advanced') skipped++;
       }
     }
     return { advanced, skipped };
   }
+}
+
+/**
+ * Where each next occurrence is, in at most two pipelined reads: waiting (in the schedule set,
+ * never claimed), pending (promoted, not claimed yet), or left (claimed, or gone): the places
+ * occurrence_at in schedule-occurrence.lua.ts tells apart, which the advance checks again.
+ */
+type OccurrencePlace = { where: 'waiting'; runAt: number } | { where: 'pending' | 'left' };
+
+async function occurrencePlaces(
+  ctx: ScriptContext,
+  entries: readonly [string, string][],
+): Promise<{ now: number; places: OccurrencePlace[] }> {
+  const { redis, keys } = ctx;
+  const batch = redis.multi().time();
+  for (const [, id] of entries) batch.zscore(keys.schedule, id).hmget(keys.job(id), 'a', 'l', 'y', 'sa');
+  const [time, ...replies] = await execAll(batch, `The schedule sweep of ${keys.queue}`);
+  const places: OccurrencePlace[] = [];
+  const unscored: { index: number; id: string; lane: string | null; level: string | null }[] = [];
+  entries.forEach(([, id], index) => {
+    const score = replies[index * 2] as string | null;
+    const [attempts, lane, level, planned] = replies[index * 2 + 1] as (string | null)[];
+    // One in the schedule set with attempts waits out a retry backoff: it ran.
+    if (score !== null && Number(attempts ?? 0) === 0)
+      places.push({ where: 'waiting', runAt: Number(score) });
+    else places.push({ where: 'left' });
+    // Every occurrence's row has its planned run-at: without one the row is gone.
+    if (score === null && planned !== null) unscored.push({ index, id, lane, level });
+  });
+  // An occurrence out of the schedule set with its row may sit in its lane's pending set.
+  if (unscored.length > 0) {
+    const pending = unscored.reduce(
+      (reads, { id, lane, level }) => reads.zscore(keys.pendingOf(lane ?? undefined, Number(level ?? 0)), id),
+      redis.multi(),
+    );
+    const scores = await execAll(pending, `The pending occurrences of ${keys.queue}`);
+    unscored.forEach(({ index }, i) => {
+      if (scores[i] !== null) places[index] = { where: 'pending' };
+    });
+  }
+  return { now: timeMs(time), places };
 }

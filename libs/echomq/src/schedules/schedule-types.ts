@@ -31,9 +31,15 @@ export interface ScheduleTemplate<T = unknown> {
 }
 
 export interface UpsertScheduleResult {
-  /** 'unchanged': the same definition with its next occurrence waiting; nothing was written. */
+  /**
+   * 'unchanged': the same definition was stored already; nothing was written. 'updated': the
+   * definition changed (its waiting occurrence was replaced; while a run is in progress only
+   * the definition, which that run's advance then uses). 'created': a new schedule.
+   */
   readonly outcome: 'created' | 'updated' | 'unchanged';
+  /** The next occurrence's run-at; while a run is in progress, that run's planned run-at. */
   readonly nextRunAt: Date;
+  /** The next occurrence; while a run is in progress (pending or claimed), that run. */
   readonly nextId: JobId;
 }
 

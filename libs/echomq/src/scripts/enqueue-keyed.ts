@@ -13,7 +13,8 @@ export type EnqueueOutcomeKind = 'created' | 'matched' | 'replaced';
 /**
  * The key a job is enqueued under, and what a later job with the same key does:
  * debounce replaces the waiting job and pushes its run-at back (capped at maxWaitMs after its
- * first enqueue); throttle admits one job per window and answers later ones with it.
+ * first enqueue, the maxWaitMs of the call that created it); throttle admits one job per
+ * window and answers later ones with it.
  */
 export type KeyedRule =
   | { readonly kind: 'debounce'; readonly key: string; readonly delayMs: number; readonly maxWaitMs?: number }

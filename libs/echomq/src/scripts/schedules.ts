@@ -67,12 +67,13 @@ export interface AdvanceScheduleCall {
   /** sha1 of the definition text the run-at was computed from. */
   readonly digest: string;
   readonly id: string;
+  /** 0: the cron pattern has no run left; the schedule ends (is removed) instead. */
   readonly runAtMs: number;
   /** Replace the expected occurrence while it still waits (the 'skip' policy). */
   readonly replace: boolean;
 }
 
-/** 'OK': the schedule advanced (or had already, under this id); 'STALE': nothing written. */
+/** 'OK': the schedule advanced or ended (or had already, under this id); 'STALE': nothing written. */
 export async function advanceScheduleScript(
   ctx: ScriptContext,
   call: AdvanceScheduleCall,

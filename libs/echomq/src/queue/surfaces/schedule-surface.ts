@@ -27,7 +27,9 @@ export abstract class ScheduleSurface extends JobControlSurface {
    * policy, and the template every occurrence (an ordinary job in the schedule set) is made
    * from. The schedule has exactly one next occurrence whatever the processes and races:
    * upserting the same definition again is 'unchanged', a change replaces the waiting
-   * occurrence. Bad input throws InvalidArgumentError before anything is sent.
+   * occurrence (keeping its run-at when the timing is the same). While a run is in progress
+   * (pending or claimed), only the definition is written; that run's advance uses it.
+   * Bad input throws InvalidArgumentError before anything is sent.
    */
   async upsertSchedule<T>(
     queue: string,
@@ -61,8 +63,9 @@ export abstract class ScheduleSurface extends JobControlSurface {
 
   /**
    * @internal For the worker runtime; no stability promise.
-   * Moves a schedule on from its next occurrence `expectedId` once that left the schedule set
-   * (a worker claimed it); with `replace`, drops it unrun while it still waits ('skip').
+   * Moves a schedule on from its next occurrence `expectedId` once a worker claimed it (active,
+   * retrying, dead, finished) or it is gone; never from a pending one. With `replace`, drops it
+   * unrun while it still waits ('skip').
    */
   async advanceSchedule(
     queue: string,

@@ -10,16 +10,19 @@ export const DEBOUNCE_KEY_MARGIN_MS = 1_000;
 export const ENQUEUE_KEYED_LUA = luaScript(
   `
 -- enqueue-keyed: one job with a debounce or throttle key.
---   debounce: (new) -> schedule at now + delay; or, while the key's job waits in schedule for
---             a run-at still ahead and never ran, replaces that job's data (and name) and
---             pushes its run-at to now + delay, never past its first enqueue + max wait.
+--   debounce: (new) -> schedule at now + delay, its deadline (now + max wait, row 'dm') set
+--             when the call gives a max wait; or, while the key's job waits in schedule for a
+--             run-at still ahead and never ran, replaces that job's data (and name) and pushes
+--             its run-at to now + delay, never past the deadline its creation set (a later
+--             call's max wait neither lifts nor moves it).
 --   throttle: (new) -> pending, or schedule when delayed, and the key holds the job for the
 --             window; within the window the key's job is returned instead.
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] schedule   KEYS[4] metrics
 -- KEYS[5] events   KEYS[6] wake   KEYS[7] the debounce or throttle key (emq:{q}:debounce:<k> /
 -- emq:{q}:once:<k>)
 -- ARGV[1] mode: debounce | throttle   ARGV[2] events max length   ARGV[3] replay window ms
--- ARGV[4] debounce delay ms / throttle window ms   ARGV[5] debounce max wait ms ('' none)
+-- ARGV[4] debounce delay ms / throttle window ms   ARGV[5] debounce max wait ms ('' none; used
+-- when the call creates the job)
 -- ARGV[6] the debounce key as given (kept on the row as 'dk'; '' for throttle)
 -- ARGV[7] id   ARGV[8] data   ARGV[9] name   ARGV[10] 1 when the caller gave a name, else 0
 -- ARGV[11] max attempts ('' none)   ARGV[12] delay ms (throttle; 0 none)
@@ -70,9 +73,9 @@ local function answer(outcome, job)
 end
 
 -- Debounce hit: the waiting job takes the new data (and name) and the new run-at.
-local function replace(job, first_at, f, now)
+local function replace(job, deadline, f, now)
   local run_at = now + window
-  if max_wait then run_at = math.max(now, math.min(run_at, first_at + max_wait)) end
+  if deadline then run_at = math.max(now, math.min(run_at, deadline)) end
   -- The old payload's chunks go (f: d2 d3 d4 dn), so none of it outlives the new one.
   local chunks = tonumber(f[4]) or (f[3] and 4 or f[2] and 3 or f[1] and 2 or 1)
   local stale = { 'dn' }
@@ -96,7 +99,8 @@ local function replace(job, first_at, f, now)
   return answer('replaced', job)
 end
 
--- A new job, with the row fields of enqueue.lua.ts, plus 'dk' and 'df' for a debounce.
+-- A new job, with the row fields of enqueue.lua.ts, plus 'dk' and 'df' for a debounce (and 'dm'
+-- with a max wait).
 local function create(now)
   local lane, level = place(ARGV[15] ~= '' and ARGV[15] or nil, ARGV[16])
   local fields = {}
@@ -121,6 +125,10 @@ local function create(now)
     run_at = now + window
     ttl = window + ${DEBOUNCE_KEY_MARGIN_MS}
     for _, v in ipairs({ 'dk', ARGV[6], 'df', now }) do fields[#fields + 1] = v end
+    if max_wait then
+      fields[#fields + 1] = 'dm'
+      fields[#fields + 1] = now + max_wait
+    end
   elseif run_at <= 0 and tonumber(ARGV[12]) > 0 then
     run_at = now + tonumber(ARGV[12])
   end
@@ -144,9 +152,9 @@ if held then
   -- Only a job of this key still waiting for its run-at and never claimed is replaced: once
   -- due it counts as released (a worker may claim it at any moment).
   local score = tonumber(redis.call('ZSCORE', KEYS[3], held))
-  local f = redis.call('HMGET', ROW_PREFIX .. held, 'a', 'dk', 'df', 'd2', 'd3', 'd4', 'dn')
+  local f = redis.call('HMGET', ROW_PREFIX .. held, 'a', 'dk', 'dm', 'd2', 'd3', 'd4', 'dn')
   if score and score > now and (tonumber(f[1]) or 0) == 0 and f[2] == ARGV[6] then
-    return replace(held, tonumber(f[3]) or now, { f[4], f[5], f[6], f[7] }, now)
+    return replace(held, tonumber(f[3]), { f[4], f[5], f[6], f[7] }, now)
   end
 end
 if redis.call('EXISTS', ROW_PREFIX .. id) == 1 then return redis.error_reply('EMQ_EXISTS ' .. id) end

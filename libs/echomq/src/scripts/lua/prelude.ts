@@ -11,7 +11,8 @@
  *   e last error    r result   f finished-at ms   k idempotency key   p progress (JSON)
  *   l lane (absent: the default lane)   y priority level (absent: 0)   t the job's own timeout ms
  *   sk schedule key of an occurrence   sa its planned run-at ms (schedules/)
- *   dk debounce key   df first enqueue ms of a debounced job (its maxWait counts from there)
+ *   dk debounce key   df first enqueue ms of a debounced job   dm its deadline when created with
+ *   maxWaitMs (first enqueue + it; later calls cannot move it)
  *   gn log lines written so far   g:<n> log line n (the last 100 kept; job-log.lua)
  */
 import { FLOW_PRELUDE } from './flow';

@@ -4,23 +4,31 @@ import { SCHEDULE_OCCURRENCE_LUA } from './schedule-occurrence.lua';
 export const UPSERT_SCHEDULE_LUA = luaScript(
   `
 -- upsert-schedule: writes a schedule's definition and makes sure it has exactly one next
--- occurrence waiting in the schedule set.
--- The same definition whose next occurrence still waits in the schedule set: 'unchanged',
--- nothing written. Otherwise the definition is written, the old next occurrence is removed
--- if it still waits in the schedule set (ZREM + DEL row), a new one is created from the
--- template (its id minted by the caller, its run-at computed by the caller from server time),
--- and scheduler-next points at it. An old occurrence that already left the schedule set
--- (pending or active: a current run) is left alone; its advance later finds itself stale.
+-- occurrence, deciding from where the current one (scheduler-next) is now:
+--   waiting (in the schedule set, never claimed): the same definition is 'unchanged' (nothing
+--     written); another one replaces it (ZREM + DEL row) with a new occurrence from the new
+--     template. With the same timing (cron and tz, or everyMs) the new one keeps the old one's
+--     run-at and planned run-at, so a new template or missed policy never moves (or repeats)
+--     a run; with new timing it takes ARGV[5].
+--   pending or ran (promoted, active, retrying, dead, retained): that run goes on and its
+--     advance (at claim, or the reapers' sweep) creates the next occurrence from whatever
+--     definition is stored then. The same definition is 'unchanged'; another one is written,
+--     and nothing else.
+--   gone (no row), or no next occurrence: a new occurrence at ARGV[5].
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] schedule   KEYS[4] schedulers
 -- KEYS[5] scheduler-next   KEYS[6] metrics   KEYS[7] events   KEYS[8] wake
+-- (lane pending sets are composed from the queue's base, see flow.ts)
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] schedule key   ARGV[3] definition (canonical JSON)
--- ARGV[4] id of the new occurrence   ARGV[5] its run-at (ms)   ARGV[6] events max length
--- ARGV[7] replay window ms
--- Returns: { 'created' | 'updated' | 'unchanged', id of the next occurrence, its run-at ms };
---          a repeated request returns the first reply.
--- Errors:  EMQ_EXISTS <id> when the new id already has a row (nothing written).
--- Events:  'removed' (from schedule) for a replaced occurrence, 'enqueued' with the new id,
---          'schedule-upserted' with the new id, key and outcome.
+-- ARGV[4] id of a new occurrence   ARGV[5] its run-at (ms) when it does not keep the old one's,
+-- computed by the caller from server time   ARGV[6] events max length   ARGV[7] replay window ms
+-- Returns: { 'created' | 'updated' | 'unchanged', id of the next occurrence (the one going on
+--          when a run is in progress), its run-at ms (its planned run-at when not waiting) };
+--          a repeated request returns the first reply ('unchanged' included).
+-- Errors:  EMQ_EXISTS <id> when a new occurrence is due and its id already has a row (nothing
+--          written).
+-- Events:  'removed' (from schedule) for a replaced occurrence, 'enqueued' with a new id,
+--          'schedule-upserted' with the next occurrence's id, the key and the outcome (none
+--          when 'unchanged').
 `,
   `${SCHEDULE_OCCURRENCE_LUA}
 local prefix, key, text, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -33,32 +41,49 @@ if prior then
   local outcome, prior_id, prior_at = string.match(prior, '^(%S+) (%S+) (%S+)$')
   return { outcome, prior_id, tonumber(prior_at) }
 end
+local function answer(outcome, next_id, at)
+  record(KEYS[2], outcome .. ' ' .. next_id .. ' ' .. at, replay_ttl)
+  return { outcome, next_id, at }
+end
 local stored = redis.call('HGET', KEYS[4], key)
 local old = redis.call('HGET', KEYS[5], key)
-local old_at = old and redis.call('ZSCORE', KEYS[3], old)
-if stored == text and old_at then
-  return { 'unchanged', old, tonumber(old_at) }
+local where, old_planned, old_at = 'gone', nil, nil
+if old then where, old_planned, old_at = occurrence_at(prefix, KEYS[3], old) end
+local outcome = stored and 'updated' or 'created'
+-- A run in progress: the definition only (its advance makes the next occurrence from it).
+local running = where == 'pending' or where == 'ran'
+local at_of_old = running and (tonumber(old_planned) or 0) or old_at
+if stored == text and (where == 'waiting' or running) then
+  -- Recorded although nothing changed: a repeat after a newer upsert must not write this one.
+  return answer('unchanged', old, at_of_old)
+end
+if running then
+  redis.call('HSET', KEYS[4], key, text)
+  emit(KEYS[7], maxlen, 'type', 'schedule-upserted', 'ids', old, 'key', key, 'outcome', outcome)
+  return answer(outcome, old, at_of_old)
 end
 if redis.call('EXISTS', prefix .. id) == 1 then
   return redis.error_reply('EMQ_EXISTS ' .. id)
 end
+local planned = run_at
+if where == 'waiting' and stored and same_spec(stored, def) then
+  run_at, planned = old_at, tonumber(old_planned) or old_at
+end
 
-local outcome = stored and 'updated' or 'created'
 redis.call('HSET', KEYS[4], key, text)
-if old_at then
+if where == 'waiting' then
   redis.call('ZREM', KEYS[3], old)
   redis.call('DEL', prefix .. old)
   redis.call('HINCRBY', KEYS[6], 'removed', 1)
   emit(KEYS[7], maxlen, 'type', 'removed', 'ids', old, 'from', 'schedule')
 end
-write_occurrence(prefix, KEYS[3], id, def, key, run_at)
+write_occurrence(prefix, KEYS[3], id, def, key, run_at, planned)
 redis.call('HSET', KEYS[5], key, id)
 redis.call('HINCRBY', KEYS[6], 'enqueued', 1)
 emit(KEYS[7], maxlen, 'type', 'enqueued', 'ids', id)
 emit(KEYS[7], maxlen, 'type', 'schedule-upserted', 'ids', id, 'key', key, 'outcome', outcome)
 -- A blocked worker shortens its wait to the new run-at.
 wake(KEYS[8])
-record(KEYS[2], outcome .. ' ' .. id .. ' ' .. run_at, replay_ttl)
-return { outcome, id, run_at }
+return answer(outcome, id, run_at)
 `,
 );
