@@ -3,7 +3,7 @@
  *
  * Random sequences of enqueue / claim / complete / fail / extend / release / reap / promote /
  * retry / remove / pause and time passing, and of issue 11's transitions (job log, schedule
- * upsert / advance / remove, debounce and throttle enqueues), run against the real scripts on a real Redis and,
+ * upsert / advance / remove, debounce and throttle enqueues, job control), run against the real scripts on a real Redis and,
  * side by side, against the reference model in ./model/reference.ts. After every step the
  * invariants are checked against Redis (./model/system.ts): state = set membership, rows and
  * their exact fields, attempts never decreasing, exact scores, metrics and events, reply
@@ -32,6 +32,13 @@
  *   scheduler-next names; claims of occurrences hand back their scheduleKey;
  * - enqueue under debounce keys (create; replace data and push the run-at, capped by maxWait)
  *   and throttle keys (create; matched), the keys' values and TTLs checked, and let them expire.
+ * - control jobs: promote one scheduled job; update one that is not active (data over the chunk
+ *   edges, run-at, delay, lane, level; refused while active or finished, for a run-at of a dead
+ *   job or of a schedule's occurrence, and for values out of range); retry all of dead, drain,
+ *   clean by state and age (cut between two id times, ./model/ids.ts) and, late in a run,
+ *   obliterate (the run goes on with the queue afresh). Drain, clean and obliterate run chunk by
+ *   chunk as the service does, in whole chunks or small ones so the walk over the lanes resumes
+ *   at its cursor; the walk's lane order is not modelled, so what it removed is compared as a set.
  * A few runs use batches at each documented maximum (./model/commands/index.ts, bulk mix).
  *
  * Each run uses a fresh queue, deleted afterwards, and runs at most MAX_STEPS commands (up to

@@ -73,6 +73,12 @@ export const WRITE_KINDS = [
   'advanceSchedule',
   'removeSchedule',
   'enqueueKeyed',
+  'promoteJob',
+  'updateJob',
+  'retryAll',
+  'drain',
+  'clean',
+  'obliterate',
 ] as const;
 export type WriteKind = (typeof WRITE_KINDS)[number];
 
@@ -93,9 +99,9 @@ export interface ModelJob {
   /** The job's own backoff policy as JSON (row field 'o'), or null. */
   readonly backoff: string | null;
   readonly idem: string | null;
-  /** Its lane (row field 'l' unless default) and priority level (row field 'y' unless 0). */
-  readonly lane: string;
-  readonly level: number;
+  /** Its lane (row field 'l' unless default) and priority level (row field 'y' unless 0); update moves them. */
+  lane: string;
+  level: number;
   /** Its own timeout ms (row field 't'), or null. */
   readonly timeoutMs: number | null;
   /** The maxAttempts of the worker that claimed the job last (row field 'w'): only without its own. */
@@ -206,7 +212,10 @@ export class Model {
   /** Every claim ever handed out, current or not: the source of stale calls. */
   readonly claims: ClaimRef[] = [];
   /** How each claim that is no longer current ended, by claimant (claimants are unique). */
-  readonly endedBy = new Map<string, 'complete' | 'fail' | 'release' | 'reap' | 'remove' | 'throttle'>();
+  readonly endedBy = new Map<
+    string,
+    'complete' | 'fail' | 'release' | 'reap' | 'remove' | 'throttle' | 'obliterate'
+  >();
   readonly metrics: Record<string, number> = {};
   readonly events: ModelEvent[] = [];
   /** Schedules: their definitions and next occurrences (./schedules.ts). */
@@ -218,15 +227,11 @@ export class Model {
   /** Reply records that exist, by request id, in call order. */
   readonly replies = new Map<string, ReplyRecord>();
   paused = false;
-  /** Lanes, levels, limits and holds (./flow.ts); it sees the jobs through pending / active / take. */
-  readonly flow = new Flow({
-    pending: (lane, level) => this.pendingIn(lane, level).length,
-    active: (lane) => this.activeIn(lane),
-    take: (lane, level, k) => {
-      if (!this.taking) throw new Error('model: a take outside a claim');
-      return this.taking(lane, level, k);
-    },
-  });
+  /**
+   * Lanes, levels, limits and holds (./flow.ts); it sees the jobs through pending / active / take.
+   * A fresh one once the queue is obliterated (resetFlow).
+   */
+  flow = this.newFlow();
   /** While a claim walks: claims up to k jobs of (lane, level). */
   private taking: ((lane: string, level: number, k: number) => number) | null = null;
   /** Commands run so far (bounds the sequence). */
@@ -242,6 +247,28 @@ export class Model {
     readonly pastBase: number,
     readonly bulk = false,
   ) {}
+
+  private newFlow(): Flow {
+    return new Flow({
+      pending: (lane, level) => this.pendingIn(lane, level).length,
+      active: (lane) => this.activeIn(lane),
+      take: (lane, level, k) => {
+        if (!this.taking) throw new Error('model: a take outside a claim');
+        return this.taking(lane, level, k);
+      },
+    });
+  }
+
+  /**
+   * The flow keys are gone (obliterate's last call): a fresh flow model. A lane's rate counts
+   * outlive it unless the lane was configured (its settings and counts go lane by lane); the
+   * others expire by their own TTL.
+   */
+  resetFlow(): void {
+    const kept = [...this.flow.laneRate].filter(([lane]) => !this.flow.laneSettings.has(lane));
+    this.flow = this.newFlow();
+    for (const [lane, counted] of kept) this.flow.laneRate.set(lane, counted);
+  }
 
   // ---------------------------------------------------------------- reads
 

@@ -4,13 +4,14 @@
  * occurrence), and the occurrences, which are ordinary jobs of the Model with their schedule key
  * (row 'sk') and planned run-at (row 'sa'), written from the definition's template.
  *
- * Each transition returns what the script answers, or null when it returns before recording a
- * reply ('unchanged', 'STALE', removing a schedule that does not exist: nothing written).
+ * Each transition returns what the script answers. The scripts tell an occurrence's place apart
+ * as occurrence_at (schedule-occurrence.lua.ts) does: waiting (in schedule, never claimed),
+ * pending, ran (claimed at least once, still a row), gone.
  */
 import { parseDefinition, type StoredTemplate } from '@app/echomq/internal';
 import { createHash } from 'node:crypto';
 import { DEFAULT_LANE } from './flow';
-import type { Model, ModelJob } from './reference';
+import { hasRow, type Model, type ModelJob } from './reference';
 
 export class Schedules {
   /** schedulers: key -> definition text. */
@@ -21,9 +22,17 @@ export class Schedules {
 
 export type UpsertAnswer = { outcome: 'created' | 'updated' | 'unchanged'; id: string; runAtMs: number };
 
-function waits(m: Model, id: string | undefined): ModelJob | null {
-  const job = id === undefined ? undefined : m.jobs.get(id);
-  return job !== undefined && job.place === 'schedule' ? job : null;
+export type OccurrencePlace = 'waiting' | 'pending' | 'ran' | 'gone';
+
+export function occurrencePlace(m: Model, id: string | null | undefined): OccurrencePlace {
+  const job = id === undefined || id === null ? undefined : m.jobs.get(id);
+  if (job === undefined || !hasRow(job)) return 'gone';
+  if (job.place === 'schedule' && job.attempts === 0) return 'waiting';
+  return job.place === 'pending' ? 'pending' : 'ran';
+}
+
+function sameSpec(a: string, b: string): boolean {
+  return JSON.stringify(parseDefinition(a).spec) === JSON.stringify(parseDefinition(b).spec);
 }
 
 /** An occurrence waiting in schedule leaves with its row (ZREM + DEL): 'removed' from schedule. */
@@ -33,8 +42,16 @@ function dropWaiting(m: Model, job: ModelJob): void {
   m.emit('removed', [job.id], { from: 'schedule' });
 }
 
-/** write_occurrence: the template's fields, sk and sa, in schedule at run-at. */
-function writeOccurrence(m: Model, id: string, text: string, key: string, runAt: number, now: number): void {
+/** write_occurrence: the template's fields, sk and sa (planned: run-at unless given), in schedule at run-at. */
+function writeOccurrence(
+  m: Model,
+  id: string,
+  text: string,
+  key: string,
+  runAt: number,
+  now: number,
+  planned = runAt,
+): void {
   const t: StoredTemplate = parseDefinition(text).template;
   m.jobs.set(id, {
     id,
@@ -61,7 +78,7 @@ function writeOccurrence(m: Model, id: string, text: string, key: string, runAt:
     keepMs: 0,
     logs: [],
     scheduleKey: key,
-    plannedAt: runAt,
+    plannedAt: planned,
     debounceKey: null,
     debounced: false,
   });
@@ -70,7 +87,10 @@ function writeOccurrence(m: Model, id: string, text: string, key: string, runAt:
   m.emit('enqueued', [id]);
 }
 
-/** `now`: the server time of the last check (run-ats are chosen well clear of it). */
+/**
+ * `now`: the server time of the last check (run-ats are chosen well clear of it). Every answer
+ * is recorded ('unchanged' too), so `recorded` is always true.
+ */
 export function upsertSchedule(
   m: Model,
   key: string,
@@ -81,16 +101,28 @@ export function upsertSchedule(
 ): { answer: UpsertAnswer; recorded: boolean } {
   const s = m.schedules;
   const stored = s.definitions.get(key);
-  const old = waits(m, s.next.get(key));
-  if (stored === text && old) {
-    return { answer: { outcome: 'unchanged', id: old.id, runAtMs: exact(old) }, recorded: false };
+  const oldId = s.next.get(key);
+  const where = occurrencePlace(m, oldId);
+  const old = where === 'gone' ? null : m.jobs.get(oldId!)!;
+  const running = where === 'pending' || where === 'ran';
+  const oldAt = old === null ? 0 : running ? old.plannedAt! : exact(old);
+  if (stored === text && old !== null) {
+    return { answer: { outcome: 'unchanged', id: old.id, runAtMs: oldAt }, recorded: true };
   }
   const outcome = stored === undefined ? 'created' : 'updated';
   s.definitions.set(key, text);
+  if (running) {
+    // A run in progress: only the definition changes; that run's advance uses it.
+    m.emit('schedule-upserted', [old!.id], { key, outcome });
+    return { answer: { outcome, id: old!.id, runAtMs: oldAt }, recorded: true };
+  }
+  // The same timing keeps the waiting run's run-at and planned run-at.
+  const keep = old !== null && stored !== undefined && sameSpec(stored, text);
+  const at = keep ? oldAt : runAt;
   if (old) dropWaiting(m, old);
-  writeOccurrence(m, id, text, key, runAt, now);
+  writeOccurrence(m, id, text, key, at, now, keep ? old.plannedAt! : at);
   m.emit('schedule-upserted', [id], { key, outcome });
-  return { answer: { outcome, id, runAtMs: runAt }, recorded: true };
+  return { answer: { outcome, id, runAtMs: at }, recorded: true };
 }
 
 export function definitionSha1(text: string): string {
@@ -112,9 +144,10 @@ export function advanceSchedule(
   ) {
     return 'STALE';
   }
-  const waiting = call.expected === null ? null : waits(m, call.expected);
-  if (call.replace !== (waiting !== null)) return 'STALE';
-  if (waiting) dropWaiting(m, waiting);
+  const where = occurrencePlace(m, call.expected);
+  // Never from a pending occurrence: its claim advances it.
+  if (where === 'pending' || call.replace !== (where === 'waiting')) return 'STALE';
+  if (where === 'waiting') dropWaiting(m, m.jobs.get(call.expected!)!);
   writeOccurrence(m, call.id, stored, call.key, call.runAt, now);
   return 'OK';
 }

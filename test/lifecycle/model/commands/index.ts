@@ -5,6 +5,8 @@
  *   jobs in one group or across groups, claims of 1,000, complete / release / extend of 1,000
  *   claims, and more than 1,000 leases or run-ats due at once for reap / promote.
  */
+import type { CleanState } from '@app/echomq/internal';
+import { CONTROL_CHUNK_MAX } from '@app/echomq/scripts/drain';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import fc from 'fast-check';
 import { LANES, RATE_WINDOWS, THROTTLE_HOLD_MS } from '../flow';
@@ -32,6 +34,10 @@ import { JobLog, type LogLine } from './log';
 import { KeyedEnqueue } from './keyed';
 import { AdvanceSchedule, type Expect, RemoveSchedule, type RunAt, UpsertSchedule } from './schedule';
 import { type BulkPick, type ClaimPick, type Cmd, type Picks, type Pool } from './step';
+import { PromoteJob, RetryAll, UpdateJob, type UpdateSpec } from './control';
+import { Clean, type CleanAge, Drain } from './bulk-control';
+import { Obliterate } from './obliterate';
+import { CONTROL_REFUSALS, ControlRefused } from './control-refused';
 
 export { MAX_BULK_STEPS, MAX_STEPS } from './step';
 
@@ -278,9 +284,89 @@ const issue11 = [
   { arbitrary: keyed('throttle'), weight: 1 },
 ];
 
+// ------------------------------------------------------------------ job control
+
+const CHUNK = CONTROL_CHUNK_MAX;
+const updatePool = fc.oneof(
+  { arbitrary: fc.constantFrom<Pool>('pending', 'schedule'), weight: 6 },
+  { arbitrary: fc.constant<Pool>('dead'), weight: 3 },
+  { arbitrary: fc.constantFrom<Pool>('active', 'completed', 'any'), weight: 2 },
+);
+/** Lanes and levels change more often in the flow mix (the everyday mix has none of its own). */
+const updateSpec = (flow: boolean): fc.Arbitrary<UpdateSpec> =>
+  fc.record({
+    data: sometimes(fc.constantFrom<UpdateSpec['data']>('small', 'small', 'few', 'chunked', 'large'), 6),
+    when: sometimes(fc.constantFrom<UpdateSpec['when']>('future', 'past', 'delay', 'now'), 5),
+    lane: sometimes(fc.nat(LANES.length - 1), flow ? 5 : 2),
+    level: sometimes(fc.constantFrom(0, 0, 1, 5, 9), flow ? 5 : 2),
+  });
+const cleanAge: fc.Arbitrary<CleanAge> = fc.oneof(
+  { arbitrary: fc.constantFrom<CleanAge>('all', 'none'), weight: 2 },
+  { arbitrary: fc.nat(15), weight: 3 },
+);
+/**
+ * Promote job, update, retry all, drain, clean and (late in a run) obliterate: whole chunks of
+ * CONTROL_CHUNK_MAX mostly, now and then small ones so the walk over the lanes resumes.
+ */
+const controls = (flow: boolean) => [
+  {
+    arbitrary: fc
+      .tuple(fc.oneof({ arbitrary: fc.constant<Pool>('schedule'), weight: 4 }, pool), fc.nat(15), lost)
+      .map(([p, i, l]) => new PromoteJob(p, i, l)),
+    weight: 2,
+  },
+  {
+    arbitrary: fc
+      .tuple(updatePool, fc.nat(15), updateSpec(flow), lost)
+      .map(([p, i, u, l]) => new UpdateJob(p, i, u, l)),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.tuple(fc.constantFrom(1, 2, CHUNK), idle, lost).map(([n, i, l]) => new RetryAll(n, i, l)),
+    weight: 2,
+  },
+  {
+    arbitrary: fc
+      .tuple(fc.boolean(), fc.constantFrom(CHUNK, CHUNK, 3, 16), lost)
+      .map(([keep, n, l]) => new Drain(keep, n, l)),
+    weight: 1,
+  },
+  {
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom<CleanState>('pending', 'schedule'),
+        cleanAge,
+        fc.constantFrom(CHUNK, 1, 2, 16),
+        lost,
+      )
+      .map(([state, age, n, l]) => new Clean(state, age, n, l)),
+    weight: 2,
+  },
+  {
+    // (dead is empty in most steps, when this is skipped: a larger weight for when it is not)
+    arbitrary: fc
+      .tuple(cleanAge, fc.constantFrom(CHUNK, 1, 2), lost)
+      .map(([age, n, l]) => new Clean('dead', age, n, l)),
+    weight: 3,
+  },
+  {
+    arbitrary: fc
+      .tuple(fc.boolean(), fc.constantFrom(CHUNK, 5), lost)
+      .map(([f, n, l]) => new Obliterate(f, n, l)),
+    weight: 1,
+  },
+  {
+    arbitrary: fc
+      .tuple(fc.constantFrom(...CONTROL_REFUSALS), fc.nat(15))
+      .map(([kind, i]) => new ControlRefused(kind, i)),
+    weight: 1,
+  },
+];
+
 /** The everyday mix: small batches of every kind. */
 export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
   ...issue11,
+  ...controls(false),
   ...scaled<Cmd>([
     {
       arbitrary: fc
@@ -475,6 +561,7 @@ const setLane = fc
  */
 export const flowCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
   ...issue11,
+  ...controls(true),
   ...scaled<Cmd>([
     {
       arbitrary: fc

@@ -1,8 +1,9 @@
 /**
  * Enqueue under a debounce or throttle key (enqueue-keyed): debounce creates a job in schedule
  * at now + delay, or replaces the data (and name) of the key's job while it waits for a run-at
- * still ahead and never ran, pushing its run-at back (capped at its first enqueue + maxWait:
- * here maxWait = delay, so a capped run-at is exactly first enqueue + delay); throttle creates a job
+ * still ahead and never ran, pushing its run-at back (capped at the deadline its creating call
+ * set, row 'dm' = first enqueue + maxWait: here maxWait = delay, so a capped run-at is exactly
+ * that deadline; a later call's maxWait changes nothing); throttle creates a job
  * (pending, or scheduled with a delay) and answers 'matched' with it while its key lives.
  * Run-ats the server computes are read back (ZSCORE) within bounds, then known exactly.
  */
@@ -96,10 +97,11 @@ export class KeyedEnqueue extends Step {
     if (expected.outcome === 'replaced') {
       const job = heldJob as { -readonly [K in keyof ModelJob]: ModelJob[K] };
       const runAt = Number(await r.redis.zscore(k.schedule, job.id));
-      // maxWait = delay: the cap (first enqueue + maxWait) is never later than now + delay.
-      const first = Number(await r.redis.hget(k.job(job.id), 'df'));
-      if (this.option)
-        r.eq(m, runAt, first + WINDOW_MS, 'debounce: a run-at capped at first enqueue + maxWait');
+      // The creating call's deadline (checked when it was created), whatever this call says;
+      // maxWait = delay, so it is never later than now + delay.
+      const deadline = await r.redis.hget(k.job(job.id), 'dm');
+      if (deadline !== null)
+        r.eq(m, runAt, Number(deadline), "debounce: a run-at capped at the creating call's deadline");
       else r.isServerTime(m, runAt - WINDOW_MS, 'debounce: pushed run-at - delay');
       job.data = data;
       if (this.named) job.name = 'mail';
@@ -121,6 +123,12 @@ export class KeyedEnqueue extends Step {
           : null,
     });
     m.keyed.set(redisKey, { id, ttlMs: WINDOW_MS + (this.mode === 'debounce' ? 1_000 : 0) });
+    if (this.mode === 'debounce') {
+      // The deadline (row 'dm'): first enqueue + maxWait, only when the creating call gave one.
+      const [first, deadline] = await r.redis.hmget(k.job(id), 'df', 'dm');
+      const expected = this.option ? String(Number(first) + WINDOW_MS) : null;
+      r.eq(m, deadline, expected, 'debounce: the deadline a creating call sets');
+    }
     m.bump('enqueued');
     m.emit('enqueued', [job.id]);
   }

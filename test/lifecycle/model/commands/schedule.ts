@@ -1,8 +1,8 @@
 /**
  * Schedules on a small set of keys: upsert (created / updated / unchanged, replacing a waiting
- * next occurrence), advance (the compare-and-set of a worker that claimed an occurrence, or of a
- * reaper or a 'skip' replace: stale when the expected occurrence, the digest or the place is
- * wrong) and remove (the next occurrence goes with it while it waits). Run-ats are chosen by the
+ * next occurrence or, while one runs, writing the definition only), advance (the compare-and-set
+ * of a worker that claimed an occurrence, or of a reaper or a 'skip' replace: stale when the
+ * expected occurrence, the digest or the place is wrong, and from a pending one) and remove (the next occurrence goes with it while it waits). Run-ats are chosen by the
  * caller, as the library computes them: here in the future, or just past (due at once).
  */
 import {
@@ -12,18 +12,28 @@ import {
   upsertScheduleScript,
 } from '@app/echomq/internal';
 import { LATER_MS, type Model } from '../reference';
-import { advanceSchedule, definitionSha1, removeSchedule, upsertSchedule } from '../schedules';
+import {
+  advanceSchedule,
+  definitionSha1,
+  occurrencePlace,
+  removeSchedule,
+  upsertSchedule,
+} from '../schedules';
 import { count, type System } from '../system';
 import { lostTag, Step } from './step';
 
 export const SCHEDULE_KEYS = ['s0', 's1'] as const;
 const PAYLOAD_LIMIT = 1_000_000;
 
-/** Definitions a run upserts: plain, with a name and budget, and a chunked payload in lane 'a' at level 1. */
+/**
+ * Definitions a run upserts: plain; the same timing with a name, a budget and the 'skip'
+ * policy (a change that keeps the waiting run-at); and a cron with a chunked payload in lane
+ * 'a' at level 1 (a change of timing).
+ */
 export const DEFINITIONS: readonly string[] = [
   buildDefinition({ everyMs: 60_000 }, { data: { tick: 0 } }, PAYLOAD_LIMIT).text,
   buildDefinition(
-    { everyMs: 3_600_000, missed: 'skip' },
+    { everyMs: 60_000, missed: 'skip' },
     { data: { tick: 1 }, name: 'tick', maxAttempts: 2 },
     PAYLOAD_LIMIT,
   ).text,
@@ -61,8 +71,8 @@ export class UpsertSchedule extends Step {
     const text = DEFINITIONS[this.definition % DEFINITIONS.length];
     const id = r.mint(this.node);
     const runAtMs = runAtOf(r, this.when, m.steps);
-    const next = m.jobs.get(m.schedules.next.get(key) ?? '');
-    const unchanged = m.schedules.definitions.get(key) === text && next?.place === 'schedule';
+    const where = occurrencePlace(m, m.schedules.next.get(key));
+    const unchanged = m.schedules.definitions.get(key) === text && where !== 'gone';
     const before = unchanged ? await r.snapshot(m, { ids: [id] }) : null;
     m.mint(id);
     r.note(`   new occurrence ${m.label(id)}`);
@@ -73,10 +83,9 @@ export class UpsertSchedule extends Step {
       lost: this.lost,
       freshIds: [id],
       run: () => upsertScheduleScript(r.ctx, { key, definition: text, id, runAtMs }, requestId),
-      recordedIf: (value) => value.outcome !== 'unchanged',
     });
     const { answer } = upsertSchedule(m, key, text, id, runAtMs, r.serverNow);
-    count(`schedule: upsert ${answer.outcome}`);
+    count(`schedule: upsert ${answer.outcome} (next ${where})`);
     r.eq(
       m,
       r.value(m, outcome, 'upsert schedule'),
@@ -147,8 +156,9 @@ export class AdvanceSchedule extends Step {
         ),
       recordedIf: (value) => value === 'OK',
     });
+    const from = occurrencePlace(m, expected);
     const predicted = advanceSchedule(m, call, r.serverNow);
-    count(`schedule: advance ${predicted}${predicted === 'OK' && this.replace ? ' (replaced)' : ''}`);
+    count(`schedule: advance ${predicted} from ${from}${this.replace ? ' (replace)' : ''}`);
     r.eq(m, r.value(m, outcome, 'advance schedule'), predicted, 'advance schedule');
     if (predicted === 'STALE') await r.expectUnchanged(m, before, 0, 'a stale advance');
   }
