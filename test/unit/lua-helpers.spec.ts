@@ -51,7 +51,9 @@ describe('the helpers a script carries', () => {
     // Every name the shared helpers declare that a script's code uses (comments and strings
     // left out; `t.name` is a field, `'x'..name` is not) is declared in that script.
     const helperNames = [
-      ...`${PRELUDE}\n${RETENTION_PRELUDE}\n${FLOW_PRELUDE}`.matchAll(/^local\s+(?:function\s+(\w+)|([\w\s,]+?)\s*=)/gm),
+      ...`${PRELUDE}\n${RETENTION_PRELUDE}\n${FLOW_PRELUDE}`.matchAll(
+        /^local\s+(?:function\s+(\w+)|([\w\s,]+?)\s*=)/gm,
+      ),
     ].flatMap((m) => (m[1] ? [m[1]] : m[2].split(',').map((name) => name.trim())));
     for (const [name, script] of Object.entries(SCRIPTS)) {
       const code = script.lua.replace(/--[^\n]*/g, '').replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, "''");
