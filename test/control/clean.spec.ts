@@ -115,7 +115,8 @@ describe('clean: jobs of one state older than a bound -> gone, oldest first', ()
       jobRecord(b, { delayMs: 30_000, lane: 'vip' }),
       jobRecord(c, { delayMs: 60_000 }),
     ]);
-    const young = fresh();
+    // A minute old: young for the hour's bound, old enough that no clock skew makes it newer than now.
+    const young = oldIds(46, 60_000)();
     await enqueue(ctx, [jobRecord(young, { delayMs: 10_000 })]);
     expect(await cleanJobs(ctx, 'schedule', { olderThanMs: HOUR, limit: 2 }, repeat)).toEqual([a, b]);
     expect(await redis.zrange(ctx.keys.schedule, 0, -1)).toEqual([young, c]);
