@@ -101,3 +101,36 @@ describe('job control over 20,000 lanes: every call bounded', () => {
     expect(lasting).toEqual([ctx.keys.events]);
   }, 60_000);
 });
+
+/**
+ * Held lanes at many levels: 500 paused lanes × 10 levels, so held is one listpack whose HSCAN
+ * returns every lane at once and each lane expands to 10 sets. A clean that finds nothing old
+ * visits all 5,000 sets; the cap holds inside the page, so it takes calls of 200 sets each.
+ */
+describe('job control over held lanes at every level: the cap holds inside an HSCAN page', () => {
+  it('clean that finds nothing old', async () => {
+    const ctx = scriptContext(redis, uniqueQueue('held-levels'));
+    const lanes = Array.from({ length: 500 }, (_, i) => `tenant-${i}`);
+    const mint = oldIds(62, 0);
+    await enqueue(
+      ctx,
+      lanes.flatMap((lane) =>
+        Array.from({ length: 10 }, (_, priority) => jobRecord(mint(), { lane, priority })),
+      ),
+    );
+    for (let at = 0; at < lanes.length; at += 100) {
+      await Promise.all(lanes.slice(at, at + 100).map((lane) => pauseLane(ctx, lane)));
+    }
+    expect(await redis.object('ENCODING', ctx.keys.held)).toBe('listpack');
+    const figure = await callTimes(redis, ctx, 'emqClean', async (counted) => {
+      expect(await cleanJobs(counted, 'pending', { olderThanMs: 3_600_000, limit: 100_000 }, repeat)).toEqual(
+        [],
+      );
+    });
+    console.log(`clean over 500 held lanes x 10 levels: ${JSON.stringify(figure)}`);
+    expect(figure.calls).toBeGreaterThanOrEqual(5_000 / 200);
+    expect(figure.p99Us).toBeLessThan(TYPICAL_US);
+    expect(figure.slowestUs).toBeLessThan(HARD_CAP_US);
+    await expectFlowConsistent(redis, ctx.keys);
+  }, 60_000);
+});

@@ -15,7 +15,9 @@ export interface DrainOptions {
  * the next the cursor of its walk over the lanes), until a call says it is done. Active and
  * dead jobs stay.
  * Each chunk is replay-safe (its own request id, repeated while its outcome is unknown).
- * Returns the jobs removed. Jobs enqueued while it runs may be drained too.
+ * Returns the jobs removed. A walk that ends while lanes may have joined or moved behind it
+ * begins another (the script decides: drain.lua.ts), up to WALKS_MAX walks, so jobs enqueued
+ * while it runs may be drained too, and a drain under a producer returns after the last walk.
  */
 export async function drainQueue(
   ctx: ScriptContext,

@@ -2,6 +2,7 @@ import { queueRegistryKey } from '../../keyspace';
 import type { ScriptContext } from '../../scripts';
 import { ObliterateStoppedError, QueueBusyError } from '../../errors';
 import { CONTROL_CHUNK_MAX, WALK_START } from '../../scripts/drain';
+import { WALKS_MAX } from '../../scripts/lua/pending-sets';
 import { obliterateChunk } from '../../scripts/obliterate';
 import { repeatUntilKnown, type RepeatOptions } from '../../scripts/repeat';
 import { newRequestId } from '../../scripts/request-id';
@@ -17,7 +18,7 @@ export const OBLITERATE_CHUNK = CONTROL_CHUNK_MAX;
  * Walks over the lanes' pending sets one obliterate begins again because jobs came in behind
  * the last walk; past it the producers outrun the calls and it stops (ObliterateStoppedError).
  */
-export const OBLITERATE_WALKS_MAX = 10;
+export const OBLITERATE_WALKS_MAX = WALKS_MAX;
 
 export interface ObliterateOptions {
   /** Remove active jobs too (their handlers are aborted); without it a busy queue is refused. Default false. */

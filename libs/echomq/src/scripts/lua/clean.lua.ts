@@ -1,5 +1,5 @@
 import { CONTROL_CHUNK_MAX, CONTROL_LUA } from './control';
-import { PENDING_SETS_LUA, PENDING_WALK_LUA, WALK_SETS_MAX } from './pending-sets';
+import { PENDING_SETS_LUA, PENDING_WALK_LUA, WALK_SETS_MAX, WALKS_MAX } from './pending-sets';
 import { luaScript } from './prelude';
 
 export const CLEAN_LUA = luaScript(
@@ -19,7 +19,9 @@ export const CLEAN_LUA = luaScript(
 --         returned); '' for dead and schedule
 -- ARGV[7 ..] schedule only: candidate ids (at most ARGV[3])
 -- Returns: { the cursor for the next call ('' once the walk is done; always '' for dead and
---          schedule), the ids removed... }; a repeated request returns the same reply.
+--          schedule), the ids removed... }; a repeated request returns the same reply. A walk
+--          that ends having removed jobs begins another (lanes may have moved behind it), up
+--          to ${WALKS_MAX} walks.
 -- Event:   'cleaned' with the ids removed and state (none when there were none).
 `,
   `${PENDING_SETS_LUA}${PENDING_WALK_LUA}${CONTROL_LUA}
@@ -47,7 +49,8 @@ local function reply(next_cursor, ids)
 end
 local prior = replayed(KEYS[2])
 if prior then
-  local next_cursor, text = string.match(prior, '^([^|]*)|(.*)$')
+  -- (a cursor may name a lane, which may hold '|'; ids do not)
+  local next_cursor, text = string.match(prior, '^(.*)|([^|]*)$')
   local ids = {}
   for id in string.gmatch(text, '[^,]+') do ids[#ids + 1] = id end
   return reply(next_cursor, ids)
@@ -56,7 +59,9 @@ end
 local floor = first_id_at(now_ms() - older_than)
 local ids, next_cursor = {}, ''
 if state == 'pending' then
-  ids, next_cursor = take_pending(cursor, ${WALK_SETS_MAX}, n, floor, nil)
+  local position
+  ids, position = take_pending(cursor, ${WALK_SETS_MAX}, n, floor, nil)
+  next_cursor = walk_next(cursor, position, #ids > 0, false)
 elseif state == 'dead' then
   ids = redis.call('ZRANGE', KEYS[4], '-', '(' .. floor, 'BYLEX', 'LIMIT', 0, n)
   zrem_all(KEYS[4], ids)

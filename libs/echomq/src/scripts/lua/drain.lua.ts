@@ -1,5 +1,5 @@
 import { CONTROL_CHUNK_MAX, CONTROL_LUA } from './control';
-import { PENDING_SETS_LUA, PENDING_WALK_LUA, WALK_SETS_MAX } from './pending-sets';
+import { PENDING_SETS_LUA, PENDING_WALK_LUA, WALK_SETS_MAX, WALKS_MAX } from './pending-sets';
 import { luaScript } from './prelude';
 
 export const DRAIN_LUA = luaScript(
@@ -14,7 +14,9 @@ export const DRAIN_LUA = luaScript(
 -- ARGV[3] events max length   ARGV[4] replay window ms
 -- ARGV[5] the walk's cursor: p for the first call, then the one the last call returned
 -- Returns: { jobs removed by this call, 1 when there is more to do (call again) else 0, the
---          cursor for the next call }; a repeated request returns its first reply.
+--          cursor for the next call }; a repeated request returns its first reply. A walk
+--          that ends having removed jobs, or with a ready index or the plain pending set not
+--          empty (lanes joined or moved behind it), begins another, up to ${WALKS_MAX} walks.
 -- Event:   'drained' with the ids removed (none when there were none).
 `,
   `${PENDING_SETS_LUA}${PENDING_WALK_LUA}${CONTROL_LUA}
@@ -28,8 +30,9 @@ if prior then
   local removed, more, next_cursor = string.match(prior, '^(%d+):(%d):(.*)$')
   return { tonumber(removed), tonumber(more), next_cursor }
 end
-local ids, next_cursor = take_pending(cursor, ${WALK_SETS_MAX}, n, nil, nil)
-if not keep_scheduled and next_cursor == '' and #ids < n then
+local ids, position = take_pending(cursor, ${WALK_SETS_MAX}, n, nil, nil)
+local next_cursor = walk_next(cursor, position, #ids > 0, true)
+if not keep_scheduled and position == '' and #ids < n then
   local due = redis.call('ZRANGE', KEYS[3], 0, n - #ids - 1)
   zrem_all(KEYS[3], due)
   for _, id in ipairs(due) do ids[#ids + 1] = id end

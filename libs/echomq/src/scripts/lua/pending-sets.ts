@@ -50,84 +50,179 @@ end
 export const WALK_SETS_MAX = 200;
 
 /**
+ * Most walks one drain, clean (pending) or obliterate makes: a walk that ends while work may be
+ * left behind it (a lane joined or moved behind the cursor) begins another, up to this many.
+ */
+export const WALKS_MAX = 10;
+
+/**
  * A walk over every pending set, a bounded number per call, resumed from a cursor the caller
  * carries between calls (the job-control scripts: drain, clean, obliterate). Appended after
- * the prelude and FLOW_PRELUDE, whose names it uses. Cost per call: O(WALK_SETS_MAX) sets,
- * whatever the number of lanes.
+ * the prelude and FLOW_PRELUDE, whose names it uses. Cost per call: O(WALK_SETS_MAX) sets and
+ * held lanes, whatever the number of lanes.
  */
 export const PENDING_WALK_LUA = `
--- The walk's cursor from ARGV[i]: 'p' starts at the plain pending set, 'r<level>:<rank>'
--- resumes in ready:<level> at that rank, 'h<cursor>' in held at that HSCAN cursor, '' is a
--- finished walk. Read among the checks, before any write.
+-- The walk's cursor from ARGV[i]. Its position: 'p' starts at the plain pending set;
+-- 'r<level>' at the start of ready:<level>; 'r<level>:<score>:<lane>' in ready:<level> at that
+-- lane (a position, not a rank: lanes that leave or move ahead of it shift nothing); 'h<scan>'
+-- in held at that HSCAN cursor; 'h<scan>:<level>:<lane>' in that HSCAN page at that lane's
+-- level; '' is a finished walk. It may follow 'w<walk>:<took>:' (drain and clean: the number
+-- of this walk, and 1 once it removed a job). Read among the checks, before any write.
 local function walk_cursor_arg(i)
-  local text = ARGV[i]
-  if text == 'p' or text == '' then return { phase = text } end
-  local level, rank = string.match(text or '', '^r(%d+):(%d+)$')
-  if level and tonumber(level) <= TOP_LEVEL then
-    return { phase = 'r', level = tonumber(level), rank = tonumber(rank) }
+  local text = ARGV[i] or ''
+  local walk, took, rest = string.match(text, '^w(%d+):([01]):(.*)$')
+  if walk then text = rest end
+  local cursor
+  if text == 'p' or text == '' then cursor = { phase = text } end
+  local level = string.match(text, '^r(%d+)$')
+  if level then cursor = { phase = 'r', level = tonumber(level) } end
+  local at_level, score, lane = string.match(text, '^r(%d+):([^:]+):(.+)$')
+  if at_level and tonumber(score) then
+    cursor = { phase = 'r', level = tonumber(at_level), score = score, lane = lane }
   end
-  local scan = string.match(text or '', '^h(%d+)$')
-  if scan then return { phase = 'h', scan = scan } end
-  refuse('ARGV[' .. i .. '] must be a walk cursor (p, r<level>:<rank>, h<n> or empty)')
+  local scan = string.match(text, '^h(%d+)$')
+  if scan then cursor = { phase = 'h', scan = scan } end
+  local in_scan, digit, held_lane = string.match(text, '^h(%d+):(%d):(.+)$')
+  if in_scan then cursor = { phase = 'h', scan = in_scan, digit = digit, lane = held_lane } end
+  if not cursor or (cursor.level and cursor.level > TOP_LEVEL) then
+    refuse('ARGV[' .. i .. '] must be a walk cursor (p, r<level>[:<score>:<lane>], h<n>[:<level>:<lane>] or empty)')
+  end
+  cursor.walk, cursor.took = tonumber(walk or '1'), took == '1'
+  return cursor
+end
+
+-- Where a walk resumes in ready:<level> (key): at the lane it stopped at while that lane is
+-- still there with the same score; else at the first lane of that score, revisiting ties but
+-- skipping none (a lane's score only grows while it stays in ready).
+local function ready_rank(key, score, lane)
+  if not lane then return 0 end
+  if redis.call('ZSCORE', key, lane) == score then return redis.call('ZRANK', key, lane) end
+  return redis.call('ZCOUNT', key, '-inf', '(' .. score)
+end
+
+-- The position of the lane at rank in ready:<level>, or of the next level (held after the last).
+local function ready_position(level, rank)
+  local next_lane = redis.call('ZRANGE', ready_key(level), rank, rank, 'WITHSCORES')
+  if #next_lane > 0 then return 'r' .. level .. ':' .. next_lane[2] .. ':' .. next_lane[1] end
+  if level < TOP_LEVEL then return 'r' .. (level + 1) end
+  return 'h0'
+end
+
+-- The ready phase from cursor: each lane of ready:<level> .. ready:TOP_LEVEL in order. Returns
+-- the number of sets looked at, and the position to resume at (nil once the phase is done).
+local function walk_ready(cursor, looked, sets_max, visit)
+  local level, score, lane = cursor.level or 0, cursor.score, cursor.lane
+  while level <= TOP_LEVEL do
+    local key = ready_key(level)
+    local rank = ready_rank(key, score, lane)
+    score, lane = nil, nil
+    repeat
+      if looked >= sets_max then return looked, ready_position(level, rank) end
+      local page = redis.call('ZRANGE', key, rank, rank + sets_max - looked - 1, 'WITHSCORES')
+      for i = 1, #page, 2 do
+        local at, at_score = page[i], page[i + 1]
+        -- (the default lane's level 0 is the plain pending set, visited first)
+        if level > 0 or at ~= DEFAULT_LANE then
+          looked = looked + 1
+          if not visit(level, at, pending_key(level, at)) then
+            return looked, 'r' .. level .. ':' .. at_score .. ':' .. at
+          end
+        end
+        -- (a lane visit emptied left ready: the lanes behind it moved up one rank)
+        if redis.call('ZSCORE', key, at) then rank = rank + 1 end
+      end
+    until #page == 0
+    level = level + 1
+  end
+  return looked, nil
+end
+
+-- The held phase from cursor: each level of each lane of held, HSCAN page by page (COUNT
+-- sets_max, so a page read again is the same buckets). A held lane costs one look, or one per
+-- set visited, so a page of many lanes, or of lanes at many levels, still stops at sets_max;
+-- the position then names the lane and level within the page. If that lane has gone by the
+-- next call the page is visited from its start again (visits are idempotent). Returns the
+-- position to resume at, or '' once held was scanned through.
+local function walk_held(cursor, looked, sets_max, visit, after_held)
+  local scan, resume_lane, resume_digit = cursor.scan or '0', cursor.lane, cursor.digit
+  repeat
+    if looked >= sets_max then return 'h' .. scan end
+    local page = redis.call('HSCAN', K_HELD, scan, 'COUNT', sets_max)
+    local entries, first = page[2], 1
+    for i = 1, #entries, 2 do
+      if resume_lane and entries[i] == resume_lane then first = i break end
+    end
+    for i = first, #entries, 2 do
+      local lane, levels = entries[i], entries[i + 1]
+      local from = 1
+      if i == first and lane == resume_lane and resume_digit then
+        from = string.find(levels, resume_digit, 1, true) or 1
+      end
+      if looked >= sets_max then
+        local digit = string.sub(levels, from, from)
+        return 'h' .. scan .. ':' .. (digit ~= '' and digit or '0') .. ':' .. lane
+      end
+      local sets = 0
+      for j = from, #levels do
+        local digit = string.sub(levels, j, j)
+        local at = tonumber(digit)
+        if at > 0 or lane ~= DEFAULT_LANE then
+          if looked >= sets_max then return 'h' .. scan .. ':' .. digit .. ':' .. lane end
+          looked, sets = looked + 1, sets + 1
+          if not visit(at, lane, pending_key(at, lane)) then return 'h' .. scan .. ':' .. digit .. ':' .. lane end
+        end
+      end
+      if sets == 0 then looked = looked + 1 end
+      if after_held then after_held(lane) end
+    end
+    resume_lane, resume_digit = nil, nil
+    scan = page[1]
+  until scan == '0'
+  return ''
 end
 
 -- Visits pending sets from the cursor in a fixed order: the plain pending set (named even when
 -- empty: queues written before lanes have no index entry for it), each lane of ready:0 ..
--- ready:TOP_LEVEL by rank, then each level of each lane in held (HSCAN). At most sets_max
--- sets per call. visit(level, lane, key) returns true when it is done with the set, false when
--- the call's budget ran out there (the walk stops and resumes at that set). after_held(lane),
--- if given, runs once every level of a held lane was visited. Returns the cursor to resume at,
--- or '' once every set was visited. A lane that leaves ready during the call (visit emptied
--- it) shifts the ranks behind it, so the rank carried on counts only the lanes still there.
--- Lanes that join or move in ready between calls (enqueues, claims) may be visited twice or
--- not at all in this walk; the callers document that a walk is not a snapshot.
+-- ready:TOP_LEVEL in index order, then each level of each lane in held. At most sets_max sets
+-- (or held lanes) per call. visit(level, lane, key) returns true when it is done with the set,
+-- false when the call's budget ran out there (the walk stops and resumes at that set).
+-- after_held(lane), if given, runs once every level of a held lane was visited. Returns the
+-- position to resume at, or '' once every set was visited. A lane that stays in its index for
+-- the whole walk is visited; one that joins, or leaves and comes back, behind the cursor is
+-- not (the callers begin another walk: walk_next, and obliterate's own check).
 local function walk_pending(cursor, sets_max, visit, after_held)
-  local looked = 0
-  local phase, level, rank = cursor.phase, cursor.level or 0, cursor.rank or 0
+  local looked, phase = 0, cursor.phase
   if phase == '' then return '' end
   if phase == 'p' then
     looked = 1
     if not visit(0, DEFAULT_LANE, BASE .. 'pending') then return 'p' end
-    phase, level, rank = 'r', 0, 0
+    phase = 'r'
   end
   if phase == 'r' then
-    while level <= TOP_LEVEL do
-      if looked >= sets_max then return 'r' .. level .. ':' .. rank end
-      local key = ready_key(level)
-      local lanes = redis.call('ZRANGE', key, rank, rank + sets_max - looked - 1)
-      if #lanes == 0 then
-        level, rank = level + 1, 0
-      else
-        for _, lane in ipairs(lanes) do
-          -- (the default lane's level 0 is the plain pending set, visited first)
-          if level > 0 or lane ~= DEFAULT_LANE then
-            looked = looked + 1
-            if not visit(level, lane, pending_key(level, lane)) then return 'r' .. level .. ':' .. rank end
-          end
-          if redis.call('ZSCORE', key, lane) then rank = rank + 1 end
-        end
-      end
-    end
-    phase = 'h'
+    local position
+    looked, position = walk_ready(cursor, looked, sets_max, visit)
+    if position then return position end
+    cursor = { phase = 'h' }
   end
-  local scan = cursor.scan or '0'
-  repeat
-    if looked >= sets_max then return 'h' .. scan end
-    local page = redis.call('HSCAN', K_HELD, scan, 'COUNT', sets_max - looked)
-    for i = 1, #page[2], 2 do
-      local lane, levels = page[2][i], page[2][i + 1]
-      for j = 1, #levels do
-        local at = tonumber(string.sub(levels, j, j))
-        if at > 0 or lane ~= DEFAULT_LANE then
-          looked = looked + 1
-          -- (the page is read again next call: the sets it finished cost one look each then)
-          if not visit(at, lane, pending_key(at, lane)) then return 'h' .. scan end
-        end
-      end
-      if after_held then after_held(lane) end
-    end
-    scan = page[1]
-  until scan == '0'
+  return walk_held(cursor, looked, sets_max, visit, after_held)
+end
+
+-- The cursor drain and clean hand the next call: position in this walk, with the walk's number
+-- and whether it removed a job (took: this call did). A finished walk that removed jobs, or
+-- (when_ready) that leaves the plain pending set or a ready index non-empty, begins walk + 1,
+-- up to WALKS_MAX: lanes that joined or moved behind it are then visited. '' when done.
+local function walk_next(cursor, position, took, when_ready)
+  took = took or cursor.took
+  if position ~= '' then return 'w' .. cursor.walk .. ':' .. (took and 1 or 0) .. ':' .. position end
+  if cursor.walk >= ${WALKS_MAX} then return '' end
+  local indexes = { BASE .. 'pending' }
+  for level = 0, TOP_LEVEL do indexes[#indexes + 1] = ready_key(level) end
+  local again = when_ready and redis.call('EXISTS', unpack(indexes)) > 0
+  if took and not again then
+    indexes[#indexes + 1] = K_HELD
+    again = redis.call('EXISTS', unpack(indexes)) > 0
+  end
+  if again then return 'w' .. (cursor.walk + 1) .. ':0:p' end
   return ''
 end
 `;
