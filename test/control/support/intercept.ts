@@ -3,12 +3,12 @@ import type { ScriptContext } from '@app/echomq/internal';
 /**
  * A context whose calls of one script first run `before(call)` (call = 0, 1, ...): a test's
  * way to act between the chunks of a bulk operation (a producer, a worker) at a known point,
- * with no timing involved.
+ * with no timing involved. `args` are the call's keys then arguments, as sent.
  */
 export function beforeEachCall(
   ctx: ScriptContext,
   script: string,
-  before: (call: number) => Promise<void> | void,
+  before: (call: number, args: readonly unknown[]) => Promise<void> | void,
 ): ScriptContext {
   let calls = 0;
   const target = ctx.redis as unknown as Record<string | symbol, unknown>;
@@ -19,7 +19,7 @@ export function beforeEachCall(
       const fn = value as (...args: unknown[]) => unknown;
       if (prop !== script) return fn.bind(on);
       return async (...args: unknown[]) => {
-        await before(calls++);
+        await before(calls++, args);
         return fn.apply(on, args);
       };
     },

@@ -36,8 +36,8 @@ function checkState(state: unknown): CleanState {
 /**
  * Removes jobs of one state enqueued more than olderThanMs ago on the server clock, up to
  * limit, CONTROL_CHUNK_MAX per script call. pending goes lane by lane (WALK_SETS_MAX sets a call,
- * the cursor carried from call to call; a walk that removed jobs is followed by another, up to
- * WALKS_MAX, for lanes that moved behind it), each lane's old jobs oldest first: the limit applies in
+ * the cursor carried from call to call; a walk that removed jobs, or during which held's size
+ * changed, is followed by another, up to WALKS_MAX, for lanes that moved behind it), each lane's old jobs oldest first: the limit applies in
  * lane order, not globally oldest first (a global merge would read every lane in one call);
  * dead is oldest first (the set's mint order). schedule is ordered
  * by run-at, so its candidates are found first by a ZSCAN of the set (bounded calls, no write)

@@ -20,8 +20,8 @@ export const CLEAN_LUA = luaScript(
 -- ARGV[7 ..] schedule only: candidate ids (at most ARGV[3])
 -- Returns: { the cursor for the next call ('' once the walk is done; always '' for dead and
 --          schedule), the ids removed... }; a repeated request returns the same reply. A walk
---          that ends having removed jobs begins another (lanes may have moved behind it), up
---          to ${WALKS_MAX} walks.
+--          that ends having removed jobs, or with held's size changed (a lane left held behind
+--          the cursor), begins another, up to ${WALKS_MAX} walks (walk_next).
 -- Event:   'cleaned' with the ids removed and state (none when there were none).
 `,
   `${PENDING_SETS_LUA}${PENDING_WALK_LUA}${CONTROL_LUA}

@@ -16,7 +16,9 @@ export const DRAIN_LUA = luaScript(
 -- Returns: { jobs removed by this call, 1 when there is more to do (call again) else 0, the
 --          cursor for the next call }; a repeated request returns its first reply. A walk
 --          that ends having removed jobs, or with a ready index or the plain pending set not
---          empty (lanes joined or moved behind it), begins another, up to ${WALKS_MAX} walks.
+--          empty, or with held's size changed (lanes joined or moved behind it), begins
+--          another, up to ${WALKS_MAX} walks (walk_next); once done, the schedule phase's calls
+--          (cursor '') begin no walk.
 -- Event:   'drained' with the ids removed (none when there were none).
 `,
   `${PENDING_SETS_LUA}${PENDING_WALK_LUA}${CONTROL_LUA}

@@ -66,11 +66,12 @@ export const PENDING_WALK_LUA = `
 -- 'r<level>' at the start of ready:<level>; 'r<level>:<score>:<lane>' in ready:<level> at that
 -- lane (a position, not a rank: lanes that leave or move ahead of it shift nothing); 'h<scan>'
 -- in held at that HSCAN cursor; 'h<scan>:<level>:<lane>' in that HSCAN page at that lane's
--- level; '' is a finished walk. It may follow 'w<walk>:<took>:' (drain and clean: the number
--- of this walk, and 1 once it removed a job). Read among the checks, before any write.
+-- level; '' is a finished walk. It may follow 'w<walk>:<took>:<held>:' (drain and clean: the
+-- number of this walk, 1 once it removed a job, and the size of held when it began; a walk
+-- without them is walk 1 beginning now). Read among the checks, before any write.
 local function walk_cursor_arg(i)
   local text = ARGV[i] or ''
-  local walk, took, rest = string.match(text, '^w(%d+):([01]):(.*)$')
+  local walk, took, held_size, rest = string.match(text, '^w(%d+):([01]):(%d+):(.*)$')
   if walk then text = rest end
   local cursor
   if text == 'p' or text == '' then cursor = { phase = text } end
@@ -88,6 +89,7 @@ local function walk_cursor_arg(i)
     refuse('ARGV[' .. i .. '] must be a walk cursor (p, r<level>[:<score>:<lane>], h<n>[:<level>:<lane>] or empty)')
   end
   cursor.walk, cursor.took = tonumber(walk or '1'), took == '1'
+  cursor.held_size = tonumber(held_size) or redis.call('HLEN', K_HELD)
   return cursor
 end
 
@@ -207,22 +209,30 @@ local function walk_pending(cursor, sets_max, visit, after_held)
   return walk_held(cursor, looked, sets_max, visit, after_held)
 end
 
--- The cursor drain and clean hand the next call: position in this walk, with the walk's number
--- and whether it removed a job (took: this call did). A finished walk that removed jobs, or
--- (when_ready) that leaves the plain pending set or a ready index non-empty, begins walk + 1,
--- up to WALKS_MAX: lanes that joined or moved behind it are then visited. '' when done.
+-- The cursor drain and clean hand the next call: position in this walk, with the walk's number,
+-- whether it removed a job (took: this call did) and held's size when it began. A walk that
+-- ends begins walk + 1, up to WALKS_MAX, when work may be left behind it:
+--   held's size changed during it: a lane left held behind the cursor (a freed cap, a resume)
+--     even when the walk removed nothing; it misses only a walk during which exactly as many
+--     lanes joined held as left it;
+--   it removed jobs and held, the plain pending set or a ready index is not empty;
+--   (when_ready) the plain pending set or a ready index is not empty.
+-- A finished walk ('') stays finished: drain's schedule phase calls again with '', which must
+-- not begin a new series of walks. '' when done.
 local function walk_next(cursor, position, took, when_ready)
+  if cursor.phase == '' then return '' end
   took = took or cursor.took
-  if position ~= '' then return 'w' .. cursor.walk .. ':' .. (took and 1 or 0) .. ':' .. position end
+  if position ~= '' then
+    return 'w' .. cursor.walk .. ':' .. (took and 1 or 0) .. ':' .. cursor.held_size .. ':' .. position
+  end
   if cursor.walk >= ${WALKS_MAX} then return '' end
+  local held_size = redis.call('HLEN', K_HELD)
+  local again = held_size ~= cursor.held_size
   local indexes = { BASE .. 'pending' }
   for level = 0, TOP_LEVEL do indexes[#indexes + 1] = ready_key(level) end
-  local again = when_ready and redis.call('EXISTS', unpack(indexes)) > 0
-  if took and not again then
-    indexes[#indexes + 1] = K_HELD
-    again = redis.call('EXISTS', unpack(indexes)) > 0
-  end
-  if again then return 'w' .. (cursor.walk + 1) .. ':0:p' end
+  if not again and took then again = held_size > 0 end
+  if not again and (when_ready or took) then again = redis.call('EXISTS', unpack(indexes)) > 0 end
+  if again then return 'w' .. (cursor.walk + 1) .. ':0:' .. held_size .. ':p' end
   return ''
 end
 `;
