@@ -2,6 +2,7 @@ import { helpersFor } from '@app/echomq/scripts/lua/shake';
 import { SCRIPTS } from '@app/echomq/internal';
 import { FLOW_PRELUDE } from '@app/echomq/scripts/lua/flow';
 import { PRELUDE } from '@app/echomq/scripts/lua/prelude';
+import { JOB_ROW_PRELUDE } from '@app/echomq/scripts/lua/job-row';
 import { RETENTION_PRELUDE } from '@app/echomq/scripts/lua/retention';
 
 const HELPERS = `
@@ -51,7 +52,7 @@ describe('the helpers a script carries', () => {
     // Every name the shared helpers declare that a script's code uses (comments and strings
     // left out; `t.name` is a field, `'x'..name` is not) is declared in that script.
     const helperNames = [
-      ...`${PRELUDE}\n${RETENTION_PRELUDE}\n${FLOW_PRELUDE}`.matchAll(
+      ...`${PRELUDE}\n${RETENTION_PRELUDE}\n${FLOW_PRELUDE}\n${JOB_ROW_PRELUDE}`.matchAll(
         /^local\s+(?:function\s+(\w+)|([\w\s,]+?)\s*=)/gm,
       ),
     ].flatMap((m) => (m[1] ? [m[1]] : m[2].split(',').map((name) => name.trim())));

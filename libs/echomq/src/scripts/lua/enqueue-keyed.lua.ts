@@ -106,20 +106,7 @@ local function create(now)
   local fields = {}
   put_data(fields, data)
   -- Only a job's own settings go on its row; without them the serving worker's apply (claim).
-  local own = {
-    n = name,
-    m = ARGV[11],
-    o = backoff,
-    l = lane ~= DEFAULT_LANE and lane or '',
-    y = level ~= 0 and level or '',
-    t = ARGV[17],
-  }
-  for _, field in ipairs({ 'n', 'm', 'o', 'l', 'y', 't' }) do
-    if own[field] ~= '' then
-      fields[#fields + 1] = field
-      fields[#fields + 1] = own[field]
-    end
-  end
+  put_own(fields, name, ARGV[11], backoff, lane, level, ARGV[17])
   local run_at, ttl = tonumber(ARGV[13]), window
   if mode == 'debounce' then
     run_at = now + window

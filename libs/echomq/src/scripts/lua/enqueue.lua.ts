@@ -153,31 +153,8 @@ for _, base in ipairs(fresh) do
   local delay, run_at = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
   local fields = {}
   put_data(fields, ARGV[base + 1])
-  if name ~= '' then
-    fields[#fields + 1] = 'n'
-    fields[#fields + 1] = name
-  end
   -- Only a job's own settings go on its row; without them the serving worker's apply (claim).
-  if max ~= '' then
-    fields[#fields + 1] = 'm'
-    fields[#fields + 1] = tonumber(max)
-  end
-  if backoff ~= '' then
-    fields[#fields + 1] = 'o'
-    fields[#fields + 1] = backoff
-  end
-  if lane ~= DEFAULT_LANE then
-    fields[#fields + 1] = 'l'
-    fields[#fields + 1] = lane
-  end
-  if level ~= 0 then
-    fields[#fields + 1] = 'y'
-    fields[#fields + 1] = level
-  end
-  if timeout ~= '' then
-    fields[#fields + 1] = 't'
-    fields[#fields + 1] = tonumber(timeout)
-  end
+  put_own(fields, name, max, backoff, lane, level, timeout)
   if idem ~= '' then
     fields[#fields + 1] = 'k'
     fields[#fields + 1] = idem

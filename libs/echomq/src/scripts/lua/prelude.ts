@@ -16,6 +16,7 @@
  *   gn log lines written so far   g:<n> log line n (the last 100 kept; job-log.lua)
  */
 import { FLOW_PRELUDE } from './flow';
+import { JOB_ROW_PRELUDE } from './job-row';
 import { RETENTION_PRELUDE } from './retention';
 import { helpersFor } from './shake';
 import { ERROR_TEXT_MAX, EVENT_ERROR_MAX_BYTES, LUA_UNPACK_SLICE, SCRIPT_BATCH_MAX } from '../limits';
@@ -251,5 +252,5 @@ end
  * those: see shake.ts), then its body.
  */
 export function luaScript(header: string, body: string): string {
-  return `${header.trim()}\n${helpersFor(`${PRELUDE}\n${RETENTION_PRELUDE}\n${FLOW_PRELUDE}`, body)}\n${body.trim()}\n`;
+  return `${header.trim()}\n${helpersFor(`${PRELUDE}\n${RETENTION_PRELUDE}\n${FLOW_PRELUDE}\n${JOB_ROW_PRELUDE}`, body)}\n${body.trim()}\n`;
 }

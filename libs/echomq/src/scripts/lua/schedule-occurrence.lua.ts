@@ -55,20 +55,17 @@ local function write_occurrence(row_prefix, schedule, id, def, key, run_at, plan
   local t = def.template
   local fields = {}
   put_data(fields, t.data)
-  local function add(field, value)
-    if value ~= nil and value ~= cjson.null then
-      fields[#fields + 1] = field
-      fields[#fields + 1] = value
-    end
+  -- The template's absent settings are nil or JSON null; put_own takes '' for absent.
+  local function given(value, absent)
+    if value == nil or value == cjson.null then return absent end
+    return value
   end
-  if t.name ~= '' then add('n', t.name) end
-  add('m', t.maxAttempts)
-  add('o', t.backoff)
-  if t.lane ~= DEFAULT_LANE then add('l', t.lane) end
-  if t.priority ~= 0 then add('y', t.priority) end
-  add('t', t.timeoutMs)
-  add('sk', key)
-  add('sa', planned or run_at)
+  put_own(fields, given(t.name, ''), given(t.maxAttempts, ''), given(t.backoff, ''),
+    given(t.lane, DEFAULT_LANE), given(t.priority, 0), given(t.timeoutMs, ''))
+  fields[#fields + 1] = 'sk'
+  fields[#fields + 1] = key
+  fields[#fields + 1] = 'sa'
+  fields[#fields + 1] = planned or run_at
   redis.call('HSET', row_prefix .. id, unpack(fields))
   redis.call('ZADD', schedule, run_at, id)
 end
