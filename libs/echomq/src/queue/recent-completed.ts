@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors';
+import { parseQueueEvent } from '../events/parse-queue-event';
 import { parseEntry } from '../events/queue-event';
 import type { JobId } from '../ids';
 import type { ScriptContext } from '../scripts';
@@ -35,30 +36,16 @@ function limitOf(options: RecentCompletedOptions): number {
   return limit;
 }
 
-function resultsOf(text: string | undefined): readonly unknown[] {
-  if (!text) return [];
-  try {
-    const decoded = JSON.parse(text) as unknown;
-    return Array.isArray(decoded) ? decoded : [];
-  } catch {
-    return [];
-  }
-}
-
 /** The completions of one entry, newest first (the last id of a batch first, so the whole list reverses the stream). */
-function completionsOf(streamId: string, flat: readonly string[]): RecentCompletion[] {
-  const event = parseEntry(streamId, flat);
+function completionsOf(queue: string, streamId: string, flat: readonly string[]): RecentCompletion[] {
+  const event = parseQueueEvent(queue, parseEntry(streamId, flat));
   if (event.type !== 'completed') return [];
-  const completedAt = new Date(Number(streamId.slice(0, streamId.indexOf('-'))));
-  const results = resultsOf(event.fields.results);
+  const completedAt = new Date(event.at);
   const out: RecentCompletion[] = [];
   for (let i = event.ids.length - 1; i >= 0; i--) {
-    const result = results[i];
-    // null in the stream stands for "no result" and for a result left out.
+    const result = event.results[i];
     out.push(
-      result === null || result === undefined
-        ? { id: event.ids[i] as JobId, completedAt }
-        : { id: event.ids[i] as JobId, completedAt, result },
+      result === undefined ? { id: event.ids[i], completedAt } : { id: event.ids[i], completedAt, result },
     );
   }
   return out;
@@ -84,7 +71,7 @@ export async function recentCompleted(
   for (let page = 0; page < pagesMax && found.length < limit; page++) {
     const entries = await ctx.redis.xrevrange(ctx.keys.events, end, '-', 'COUNT', RECENT_COMPLETED_PAGE);
     for (const [streamId, flat] of entries) {
-      for (const completion of completionsOf(streamId, flat)) {
+      for (const completion of completionsOf(ctx.keys.queue, streamId, flat)) {
         if (found.length < limit) found.push(completion);
       }
     }
