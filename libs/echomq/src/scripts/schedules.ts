@@ -1,4 +1,4 @@
-import { assertJobId } from '../keyspace';
+import { assertJobId, type QueueKeys } from '../keyspace';
 import { replayWindow, type ScriptContext } from './context';
 import { newRequestId } from './request-id';
 import { translateReplyError } from './reply-errors';
@@ -9,6 +9,23 @@ import { runScript } from './run-script';
  * Each is replay-safe under its request id: repeated after a lost reply, it returns the first
  * call's reply and writes nothing more. Arguments are checked by the callers (schedules/).
  */
+
+/**
+ * The KEYS every schedule transition declares, in its headers' order: fence, reply, schedule,
+ * schedulers, scheduler-next, metrics, events, and wake for the two that create an occurrence.
+ */
+function scheduleKeys(keys: QueueKeys, requestId: string, withWake: boolean): string[] {
+  const declared = [
+    keys.fence,
+    keys.reply(requestId),
+    keys.schedule,
+    keys.schedulers,
+    keys.schedulerNext,
+    keys.metrics,
+    keys.events,
+  ];
+  return withWake ? [...declared, keys.wake] : declared;
+}
 
 export interface UpsertScheduleCall {
   readonly key: string;
@@ -34,16 +51,7 @@ export async function upsertScheduleScript(
     const [outcome, id, runAt] = (await runScript(
       ctx,
       'emqUpsertSchedule',
-      [
-        keys.fence,
-        keys.reply(requestId),
-        keys.schedule,
-        keys.schedulers,
-        keys.schedulerNext,
-        keys.metrics,
-        keys.events,
-        keys.wake,
-      ],
+      scheduleKeys(keys, requestId, true),
       [
         keys.jobPrefix,
         call.key,
@@ -81,31 +89,17 @@ export async function advanceScheduleScript(
 ): Promise<'OK' | 'STALE'> {
   const { keys } = ctx;
   try {
-    return (await runScript(
-      ctx,
-      'emqAdvanceSchedule',
-      [
-        keys.fence,
-        keys.reply(requestId),
-        keys.schedule,
-        keys.schedulers,
-        keys.schedulerNext,
-        keys.metrics,
-        keys.events,
-        keys.wake,
-      ],
-      [
-        keys.jobPrefix,
-        call.key,
-        call.expectedId === null ? '' : assertJobId(call.expectedId),
-        call.digest,
-        assertJobId(call.id),
-        call.runAtMs,
-        call.replace ? 1 : 0,
-        ctx.eventsMaxLen,
-        replayWindow(ctx),
-      ],
-    )) as 'OK' | 'STALE';
+    return (await runScript(ctx, 'emqAdvanceSchedule', scheduleKeys(keys, requestId, true), [
+      keys.jobPrefix,
+      call.key,
+      call.expectedId === null ? '' : assertJobId(call.expectedId),
+      call.digest,
+      assertJobId(call.id),
+      call.runAtMs,
+      call.replace ? 1 : 0,
+      ctx.eventsMaxLen,
+      replayWindow(ctx),
+    ])) as 'OK' | 'STALE';
   } catch (error) {
     translateReplyError(error, call.id);
   }
@@ -118,19 +112,11 @@ export async function removeScheduleScript(
   requestId: string = newRequestId(),
 ): Promise<boolean> {
   const { keys } = ctx;
-  const removed = await runScript(
-    ctx,
-    'emqRemoveSchedule',
-    [
-      keys.fence,
-      keys.reply(requestId),
-      keys.schedule,
-      keys.schedulers,
-      keys.schedulerNext,
-      keys.metrics,
-      keys.events,
-    ],
-    [keys.jobPrefix, key, ctx.eventsMaxLen, replayWindow(ctx)],
-  );
+  const removed = await runScript(ctx, 'emqRemoveSchedule', scheduleKeys(keys, requestId, false), [
+    keys.jobPrefix,
+    key,
+    ctx.eventsMaxLen,
+    replayWindow(ctx),
+  ]);
   return Number(removed) === 1;
 }
