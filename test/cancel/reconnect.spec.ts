@@ -34,8 +34,8 @@ let watch: CancelWatch;
 class Connections extends RedisConnections {
   readonly opened: RedisClient[] = [];
 
-  override createBlockingClient(): RedisClient {
-    const client = super.createBlockingClient();
+  override createBlockingClient(...args: Parameters<RedisConnections['createBlockingClient']>): RedisClient {
+    const client = super.createBlockingClient(...args);
     this.opened.push(client);
     return client;
   }

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../scripts';
-import type { RedisConnections } from './redis-connections';
+import { reconnectDelay, type ReconnectDelay, type RedisConnections } from './redis-connections';
 
 /** Extra time past a blocking command's own timeout before it is presumed stuck. */
 const WATCHDOG_GRACE_MS = 2_000;
@@ -14,14 +14,18 @@ const STUCK = Symbol('stuck');
 export class BlockingConnection {
   private client?: RedisClient;
 
-  constructor(private readonly connections: RedisConnections) {}
+  constructor(
+    private readonly connections: RedisConnections,
+    /** Its client's reconnect schedule (unless the application configured one). */
+    private readonly retry: ReconnectDelay = reconnectDelay,
+  ) {}
 
   /**
    * Runs one blocking command that Redis answers within `blockMs`. Resolves with its
    * reply, or undefined when the watchdog gave up on it; rejects when it failed.
    */
   async run<T>(blockMs: number, command: (client: RedisClient) => Promise<T>): Promise<T | undefined> {
-    const client = (this.client ??= this.connections.createBlockingClient());
+    const client = (this.client ??= this.connections.createBlockingClient(this.retry));
     let timer: NodeJS.Timeout | undefined;
     const stuck = new Promise<typeof STUCK>((resolve) => {
       timer = setTimeout(() => resolve(STUCK), blockMs + WATCHDOG_GRACE_MS);

@@ -14,6 +14,9 @@ const KEEPALIVE_MS = 10_000;
 const RECONNECT_FIRST_MS = 50;
 const RECONNECT_MAX_MS = 2_000;
 
+/** A reconnect schedule: the wait (ms) before reconnect attempt `attempt` (1, 2, ...). */
+export type ReconnectDelay = (attempt: number) => number;
+
 /**
  * The wait before reconnect attempt `attempt` (1, 2, ...): doubling from 50 ms up to 2 s, with
  * jitter, so the processes that lost one Redis do not all knock at once when it restarts.
@@ -30,10 +33,14 @@ export function reconnectDelay(attempt: number): number {
  * (whose node connections ioredis creates itself) ioredis's own per-command timeout,
  * since DeadlineRedis cannot be slotted in there.
  */
-function hardened(options: RedisOptions | undefined, commandTimeoutMs?: number): RedisOptions {
+function hardened(
+  options: RedisOptions | undefined,
+  commandTimeoutMs?: number,
+  retry: ReconnectDelay = reconnectDelay,
+): RedisOptions {
   return {
     keepAlive: KEEPALIVE_MS,
-    retryStrategy: reconnectDelay,
+    retryStrategy: retry,
     ...options,
     ...(commandTimeoutMs === undefined
       ? {}
@@ -43,19 +50,24 @@ function hardened(options: RedisOptions | undefined, commandTimeoutMs?: number):
 
 /**
  * A plain client on the configured connection: a Redis or a Cluster. `overrides` are
- * applied last (e.g. maxRetriesPerRequest for blocking clients).
+ * applied last (e.g. maxRetriesPerRequest for blocking clients); `retry` is the reconnect
+ * schedule used unless the application configured its own (retryStrategy, clusterRetryStrategy).
  */
-export function createRedisClient(connection: EchoMqConnection, overrides: RedisOptions = {}): RedisClient {
+export function createRedisClient(
+  connection: EchoMqConnection,
+  overrides: RedisOptions = {},
+  retry: ReconnectDelay = reconnectDelay,
+): RedisClient {
   if ('cluster' in connection) {
     const { nodes, options } = connection.cluster;
     return new Cluster(nodes, {
-      clusterRetryStrategy: reconnectDelay,
+      clusterRetryStrategy: retry,
       ...options,
-      redisOptions: { ...hardened(options?.redisOptions), ...overrides },
+      redisOptions: { ...hardened(options?.redisOptions, undefined, retry), ...overrides },
     });
   }
   const { url, ...options } = connection;
-  return new Redis(url as string, { ...hardened(options), ...overrides });
+  return new Redis(url as string, { ...hardened(options, undefined, retry), ...overrides });
 }
 
 /** The command client: every command has a deadline (see DeadlineRedis). */
@@ -107,14 +119,16 @@ export class RedisConnections implements OnApplicationShutdown {
   }
 
   /** A new connection for blocking reads. Its owner closes it with release(). */
-  createBlockingClient(): RedisClient {
+  /** A client for blocking reads; `retry` is its reconnect schedule unless the application set one. */
+  createBlockingClient(retry: ReconnectDelay = reconnectDelay): RedisClient {
     // No ready check: its INFO, still in flight when a short-lived wait releases the client,
     // fails the check, and ioredis then schedules a reconnect of a client already closed
     // (a stray timer that keeps the process alive). A blocking read needs no INFO first.
-    const client = createRedisClient(this.options.connection, {
-      maxRetriesPerRequest: null,
-      enableReadyCheck: false,
-    });
+    const client = createRedisClient(
+      this.options.connection,
+      { maxRetriesPerRequest: null, enableReadyCheck: false },
+      retry,
+    );
     client.on('error', () => undefined); // reconnects are handled by the caller's watchdog
     this.blocking.add(client);
     return client;

@@ -1,9 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import { Cluster } from 'ioredis';
 import { BlockingConnection } from '../connection/blocking-connection';
-import { reconnectDelay, type RedisConnections } from '../connection/redis-connections';
+import type { RedisConnections } from '../connection/redis-connections';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
-import type { RedisClient } from '../scripts';
 
 /** Told the claim (id and attempt, its fencing token) of a job removed while active. */
 export type CancelListener = (id: string, attempt: number) => void;
@@ -23,21 +21,6 @@ const RETRY_MAX_MS = 250;
 export function cancelRetryDelay(attempt: number): number {
   const ceiling = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(attempt - 1, 16));
   return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
-}
-
-/**
- * Gives the reader's blocking client the reader's own reconnect schedule in place of the default
- * one (a retryStrategy the application configured is left alone). ioredis reads it at each
- * reconnect, and resends the blocked XREAD, with its cursor, once connected.
- */
-function promptReconnects(client: RedisClient): void {
-  if (client instanceof Cluster) {
-    if (client.options.clusterRetryStrategy === reconnectDelay) {
-      client.options.clusterRetryStrategy = cancelRetryDelay;
-    }
-  } else if (client.options.retryStrategy === reconnectDelay) {
-    client.options.retryStrategy = cancelRetryDelay;
-  }
 }
 
 interface Followed {
@@ -72,7 +55,8 @@ export class CancelReader {
     private readonly connections: RedisConnections,
     private readonly logger: Logger,
   ) {
-    this.connection = new BlockingConnection(connections);
+    // Its own reconnect schedule: a removal made during an outage arrives soon after Redis is back.
+    this.connection = new BlockingConnection(connections, cancelRetryDelay);
   }
 
   /** Follows `stream` for `listener`; resolves once its position was taken (or first tried). */
@@ -130,10 +114,9 @@ export class CancelReader {
         const placed = [...this.streams].filter(([, followed]) => followed.cursor !== undefined);
         const keys = placed.map(([stream]) => stream);
         const cursors = placed.map(([, followed]) => followed.cursor as string);
-        const reply = await this.connection.run(BLOCK_MS, (client): Promise<XReadReply> => {
-          promptReconnects(client);
-          return client.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...cursors);
-        });
+        const reply = await this.connection.run(BLOCK_MS, (client): Promise<XReadReply> =>
+          client.xread('COUNT', BATCH, 'BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...cursors),
+        );
         failures = 0;
         // undefined: the watchdog dropped a stuck connection; the next read opens a new one.
         if (reply) this.deliver(reply);
