@@ -15,6 +15,7 @@ import { RecentOutcomes } from './recent-outcomes';
 import { startPosition, streamHead, streamTail, trimmedPast } from './stream-position';
 import { WaiterIndex, type EventWaiter } from './waiter-index';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
+import { CuttableDelay } from '../connection/cuttable-delay';
 
 const BLOCK_MS = 5_000;
 const BATCH = 1_000;
@@ -47,7 +48,8 @@ export class QueueEventReader {
   private missedPossible = false;
   /** The cursor at which a gap was last reported, so one gap is reported once. */
   private gapAt?: string;
-  private cutBackoff?: () => void;
+  /** The wait between failed reads; stopping (or a change of streams) cuts it short. */
+  private readonly delay = new CuttableDelay();
   private markClosed!: () => void;
   /** Resolves once the reader has stopped and its read loop has ended. */
   readonly closed = new Promise<void>((resolve) => (this.markClosed = resolve));
@@ -111,7 +113,7 @@ export class QueueEventReader {
   stop(): void {
     this.running = false;
     this.connection.reset();
-    this.cutBackoff?.();
+    this.delay.cutShort();
     for (const waiter of this.catchUpWaiters) waiter.resolve();
     this.catchUpWaiters = [];
   }
@@ -139,7 +141,7 @@ export class QueueEventReader {
           error,
           `Event reader of ${this.keys.queue}: ${(error as Error).message}; retrying`,
         );
-        await this.backoff(Math.min(BACKOFF_MAX_MS, 50 * 2 ** failures));
+        await this.delay.wait(Math.min(BACKOFF_MAX_MS, 50 * 2 ** failures));
       }
     }
     this.markClosed();
@@ -215,17 +217,5 @@ export class QueueEventReader {
       else still.push(waiter);
     }
     this.catchUpWaiters = still;
-  }
-
-  /** Sleeps between failed reads; stop() cuts it short so `closed` resolves promptly. */
-  private backoff(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.cutBackoff = done;
-    });
   }
 }

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { BlockingConnection } from '../connection/blocking-connection';
 import type { RedisConnections } from '../connection/redis-connections';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
+import { CuttableDelay } from '../connection/cuttable-delay';
 
 /** Told the claim (id and attempt, its fencing token) of a job removed while active. */
 export type CancelListener = (id: string, attempt: number) => void;
@@ -49,7 +50,8 @@ export class CancelReader {
   private closed = false;
   /** The set of streams changed while a read was blocked: its failure is the interruption. */
   private changed = false;
-  private cutBackoff?: () => void;
+  /** The wait between failed reads; stopping (or a change of streams) cuts it short. */
+  private readonly delay = new CuttableDelay();
 
   constructor(
     private readonly connections: RedisConnections,
@@ -92,7 +94,7 @@ export class CancelReader {
     for (const followed of this.streams.values()) followed.markPlaced();
     this.streams.clear();
     this.connection.reset();
-    this.cutBackoff?.();
+    this.delay.cutShort();
   }
 
   /** Ends a blocked read so the next one names the current streams. */
@@ -100,7 +102,7 @@ export class CancelReader {
     if (!this.loop) return;
     this.changed = true;
     this.connection.reset();
-    this.cutBackoff?.();
+    this.delay.cutShort();
   }
 
   private async follow(): Promise<void> {
@@ -125,7 +127,7 @@ export class CancelReader {
         if (this.changed) continue;
         failures += 1;
         warnUnlessUnreachable(this.logger, error, `Cancel reader: ${(error as Error).message}; retrying`);
-        await this.backoff(cancelRetryDelay(failures));
+        await this.delay.wait(cancelRetryDelay(failures));
       }
     }
     this.loop = undefined;
@@ -168,17 +170,5 @@ export class CancelReader {
         }
       }
     }
-  }
-
-  /** Sleeps between failed reads; close() and a change of streams cut it short. */
-  private backoff(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.cutBackoff = done;
-    });
   }
 }
