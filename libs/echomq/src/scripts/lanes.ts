@@ -77,13 +77,12 @@ export async function pauseLane(
   requestId: string = newRequestId(),
 ): Promise<boolean> {
   const { keys } = ctx;
-  const reply = await runScript(
-    ctx,
-    'emqPauseLane',
-    [keys.fence, keys.reply(requestId), keys.pausedLanes, keys.events],
-    [assertLaneName(lane), ctx.eventsMaxLen, replayWindow(ctx)],
-  );
-  return Number(reply) === 1;
+  return switchLane(ctx, 'emqPauseLane', lane, [
+    keys.fence,
+    keys.reply(requestId),
+    keys.pausedLanes,
+    keys.events,
+  ]);
 }
 
 /**
@@ -96,11 +95,26 @@ export async function resumeLane(
   requestId: string = newRequestId(),
 ): Promise<boolean> {
   const { keys } = ctx;
-  const reply = await runScript(
-    ctx,
-    'emqResumeLane',
-    [keys.fence, keys.reply(requestId), keys.pausedLanes, keys.events, keys.wake],
-    [assertLaneName(lane), ctx.eventsMaxLen, replayWindow(ctx)],
-  );
+  return switchLane(ctx, 'emqResumeLane', lane, [
+    keys.fence,
+    keys.reply(requestId),
+    keys.pausedLanes,
+    keys.events,
+    keys.wake,
+  ]);
+}
+
+/** Pause and resume take the same arguments and answer 1 when they changed the lane. */
+async function switchLane(
+  ctx: ScriptContext,
+  script: 'emqPauseLane' | 'emqResumeLane',
+  lane: string,
+  keys: string[],
+): Promise<boolean> {
+  const reply = await runScript(ctx, script, keys, [
+    assertLaneName(lane),
+    ctx.eventsMaxLen,
+    replayWindow(ctx),
+  ]);
   return Number(reply) === 1;
 }
