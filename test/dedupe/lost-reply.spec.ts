@@ -1,10 +1,11 @@
 import { QueueService } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
-import type { FaultProxy, RequestMatcher } from '../support/fault-proxy';
+import type { FaultProxy } from '../support/fault-proxy';
 import { connect, uniqueQueue } from '../support/redis';
 import { withTimeout } from '../worker/fixtures/support';
 import {
   Apps,
+  LOST_REPLY_FLAVOURS,
   members,
   metricsOf,
   recordDrops,
@@ -18,11 +19,6 @@ import {
  * A keyed enqueue whose reply is lost after Redis ran it: submit repeats it under its request
  * id and reports the first call's outcome; the job is created (or replaced) once.
  */
-type Flavour = readonly [name: string, lose: (proxy: FaultProxy, match: RequestMatcher) => void];
-const FLAVOURS: readonly Flavour[] = [
-  ['deaf until the deadline', (proxy, match) => proxy.loseRepliesWhile(match, { count: 1 })],
-  ['connection closed right after', (proxy, match) => proxy.loseNextReplyThenClose(match)],
-];
 /** A hang detector (not a timing assertion). */
 const SETTLES_MS = 10_000;
 
@@ -46,7 +42,7 @@ afterEach(async () => {
   await stopWhenDrained(proxy);
 });
 
-describe.each(FLAVOURS)('a keyed enqueue whose reply is lost (%s)', (_flavour, lose) => {
+describe.each(LOST_REPLY_FLAVOURS)('a keyed enqueue whose reply is lost (%s)', (_flavour, lose) => {
   it('reports created, then replaced, each done once', async () => {
     const queue = uniqueQueue('lost-keyed');
     const queues = (await apps.boot([], proxy.url)).get(QueueService);

@@ -1,10 +1,11 @@
 import type { Redis } from 'ioredis';
 import { claimJobs, failJob, JobExistsError, QueueService, queueKeys, type Job } from '@app/echomq/internal';
-import type { FaultProxy, RequestMatcher } from '../support/fault-proxy';
+import type { FaultProxy } from '../support/fault-proxy';
 import { connect, redisUrl, scriptContext, uniqueQueue } from '../support/redis';
 import { deferred, DeferredMap, loopOf, processorClass, withTimeout } from '../worker/fixtures/support';
 import {
   Apps,
+  LOST_REPLY_FLAVOURS,
   eventsAbout,
   members,
   metricsOf,
@@ -36,11 +37,6 @@ import {
  * a second time against the state the first one had left: the per-test comments say what
  * that second run answered.
  */
-type Flavour = readonly [name: string, lose: (proxy: FaultProxy, match: RequestMatcher) => void];
-const FLAVOURS: readonly Flavour[] = [
-  ['deaf until the deadline', (proxy, match) => proxy.loseRepliesWhile(match, { count: 1 })],
-  ['connection closed right after', (proxy, match) => proxy.loseNextReplyThenClose(match)],
-];
 /** A hang detector for calls that must settle within a few deadlines (not a timing assertion). */
 const SETTLES_MS = 10_000;
 const LEASE_MS = 2_000;
@@ -69,7 +65,7 @@ afterEach(async () => {
   await stopWhenDrained(proxy);
 });
 
-describe.each(FLAVOURS)('a lost reply (%s)', (_flavour, lose) => {
+describe.each(LOST_REPLY_FLAVOURS)('a lost reply (%s)', (_flavour, lose) => {
   describe('enqueue', () => {
     it('resolves with its id, and the job exists exactly once', async () => {
       // 7f436bd: deaf, the script call never settles (no deadline); closed, ioredis resends it and

@@ -25,6 +25,18 @@ import { withTimeout } from '../../worker/fixtures/support';
 /** Small deadlines keep every fault short; the replay window is the smallest allowed (≥ 2 deadlines). */
 export const FAST = { commandTimeoutMs: 400, replayWindowMs: 5_000 } as const;
 
+/** The two ways a real network loses the reply to one call, named for describe.each. */
+export type LostReplyFlavour = readonly [
+  name: string,
+  lose: (proxy: FaultProxy, match: RequestMatcher) => void,
+];
+export const LOST_REPLY_FLAVOURS: readonly LostReplyFlavour[] = [
+  // the reply and every later one on that connection vanish; only the command deadline notices
+  ['deaf until the deadline', (proxy, match) => proxy.loseRepliesWhile(match, { count: 1 })],
+  // the reply vanishes and the connection closes right after, the call outstanding
+  ['connection closed right after', (proxy, match) => proxy.loseNextReplyThenClose(match)],
+];
+
 export async function startProxy(): Promise<FaultProxy> {
   const target = new URL(redisUrl());
   return FaultProxy.start({ target: { host: target.hostname, port: Number(target.port) } });
