@@ -326,6 +326,8 @@ describe('module, queue and processor options', () => {
       ['replayWindowMs', MODULE_OPTION_RANGES.replayWindowMs],
       ['reaper.intervalMs', MODULE_OPTION_RANGES.reaperIntervalMs],
       ['reaper.batch', MODULE_OPTION_RANGES.reaperBatch],
+      ['durable.replicas', MODULE_OPTION_RANGES.durableReplicas],
+      ['durable.timeoutMs', MODULE_OPTION_RANGES.durableTimeoutMs],
       ['concurrency', QUEUE_OPTION_RANGES.concurrency],
       ['leaseMs', QUEUE_OPTION_RANGES.leaseMs],
       ['maxAttempts', QUEUE_OPTION_RANGES.maxAttempts],

@@ -8,6 +8,7 @@ export type {
   EchoMqModuleOptions,
   EchoMqConnection,
   ReaperOptions,
+  DurableOptions,
   ResolvedModuleSettings,
 } from './module/echomq-options';
 
@@ -159,6 +160,7 @@ export {
   type SchemaIssue,
 } from './errors';
 export { RateLimitedError, type RateLimitedOptions, JobTimeoutError } from './flow-errors';
+export { RedisOutOfMemoryError, EvictionPolicyError, NotReplicatedError } from './redis-errors';
 export { NodeLeaseLostError } from './ids/node-lease-lost-error';
 
 // HTTP: the exception filter that answers EchoMQ's errors with their status and `code`.

@@ -4,6 +4,7 @@
 export * from './index';
 export * from './errors';
 export * from './flow-errors';
+export * from './redis-errors';
 export * from './ids';
 export * from './keyspace';
 export * from './scripts';

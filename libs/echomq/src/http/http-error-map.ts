@@ -26,6 +26,7 @@ import {
 } from '../errors';
 import { JobTimeoutError, RateLimitedError } from '../flow-errors';
 import { NodeLeaseLostError } from '../ids/node-lease-lost-error';
+import { EvictionPolicyError, NotReplicatedError, RedisOutOfMemoryError } from '../redis-errors';
 
 /** How one error class is answered over HTTP. */
 export interface HttpErrorMapping<E extends EchoMqError = EchoMqError> {
@@ -155,6 +156,26 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
   entry(OutcomeUnknownError, {
     status: 503,
     publicMessage: () => 'Redis did not answer in time: the request may or may not have taken effect',
+  }),
+
+  // Redis is full: nothing was written, and processing frees room, so another try is harmless.
+  entry(RedisOutOfMemoryError, {
+    status: 503,
+    publicMessage: () => 'The queue is out of memory; nothing was written. Try again later',
+    retryAfterSeconds: () => RETRY_AFTER_SECONDS,
+  }),
+  // Written on the master, not confirmed on its replicas. No Retry-After: without an
+  // idempotency key a repeat enqueues again. The ids let a client check on its jobs.
+  entry(NotReplicatedError, {
+    status: 503,
+    publicMessage: (error) =>
+      `Written, but only ${error.acknowledged} of ${error.required} replicas confirmed it in time; it may be lost in a failover`,
+    details: (error) => ({ ids: error.ids, acknowledged: error.acknowledged, required: error.required }),
+  }),
+  // The deployment refuses its Redis (requireNoEviction); nothing was written.
+  entry(EvictionPolicyError, {
+    status: 503,
+    publicMessage: () => 'The queue refuses to run on a Redis that may evict jobs; nothing was written',
   }),
 
   // This process is older than the queue's data (a rolling upgrade under way): a newer

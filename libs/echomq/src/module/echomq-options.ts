@@ -4,14 +4,23 @@ import type { DeclaredSchedule } from '../schedules/schedule-types';
 import { validateModuleOptions } from './validate-options';
 
 /**
- * A single Redis (by URL and/or ioredis options) or a Redis Cluster (by its seed nodes).
- * It must name a server: a `url` that is given must be a non-empty string (an unset
- * environment variable is refused, not read as localhost:6379), and without a url one of
- * host, port or path is needed; a cluster needs at least one seed node.
+ * A single Redis (by URL and/or ioredis options), a master found through Redis Sentinel
+ * (`sentinels` and the master's `name`, as ioredis takes them), or a Redis Cluster (by its
+ * seed nodes). It must name a server: a `url` that is given must be a non-empty string (an
+ * unset environment variable is refused, not read as localhost:6379), and without a url one
+ * of host, port, path or sentinels is needed; a cluster needs at least one seed node.
  */
 export type EchoMqConnection =
   | (RedisOptions & { readonly url?: string })
   | { readonly cluster: { readonly nodes: ClusterNode[]; readonly options?: ClusterOptions } };
+
+/** Durable writes: wait for replicas to acknowledge (Redis WAIT) before a write counts as done. */
+export interface DurableOptions {
+  /** Replicas that must acknowledge each write: 1 to 16. */
+  readonly replicas: number;
+  /** How long to wait for them: 10 to 60,000 ms. Default 1,000 ms. */
+  readonly timeoutMs?: number;
+}
 
 export interface ReaperOptions {
   /** How often each process reaps expired leases and promotes due jobs: 50 to 60,000 ms. Default 1000 ms; each process ticks at a random phase. */
@@ -72,6 +81,19 @@ export interface EchoMqModuleOptions {
    * Each is checked at boot like upsertSchedule's arguments; a key is declared once per queue.
    */
   readonly schedules?: readonly DeclaredSchedule[];
+  /**
+   * Refuse to serve or enqueue on a Redis whose `maxmemory-policy` is not `noeviction`
+   * (EvictionPolicyError), instead of only logging an error: true or false. Default false.
+   * Where CONFIG is denied the policy cannot be read, and the process carries on.
+   */
+  readonly requireNoEviction?: boolean;
+  /**
+   * Durable writes (docs/reliability.md): an enqueue resolves only once `replicas` replicas
+   * acknowledged it (else NotReplicatedError), and a claimed job starts only once its claim
+   * is replicated, so a failover can neither lose an acknowledged enqueue nor hand one
+   * fencing token to two holders. Not with a cluster connection.
+   */
+  readonly durable?: DurableOptions;
 }
 
 export interface ResolvedModuleSettings {

@@ -12,7 +12,12 @@ import {
 import { assertQueueOptions } from '../queue/queue-options';
 import { checkDeclaredSchedules } from '../schedules/schedule-checks';
 import { PAYLOAD_MAX_BYTES, SCRIPT_BATCH_MAX } from '../scripts/limits';
-import type { EchoMqModuleOptions, ReaperOptions, ResolvedModuleSettings } from './echomq-options';
+import type {
+  DurableOptions,
+  EchoMqModuleOptions,
+  ReaperOptions,
+  ResolvedModuleSettings,
+} from './echomq-options';
 
 const HOUR_MS = 3_600_000;
 
@@ -43,7 +48,19 @@ export const MODULE_OPTION_RANGES = {
   reaperIntervalMs: { min: 50, max: 60_000 },
   // 0 would reap nothing; above SCRIPT_BATCH_MAX one call could block Redis too long.
   reaperBatch: { min: 1, max: SCRIPT_BATCH_MAX },
+  // Redis Sentinel setups run a handful of replicas; 16 is far past any of them.
+  durableReplicas: { min: 1, max: 16 },
+  // Below 10 ms a WAIT can hardly see a replica's acknowledgement; above a minute, a caller waits too long.
+  durableTimeoutMs: { min: 10, max: 60_000 },
 } as const;
+
+/** How long a durable write waits for its replicas when `durable.timeoutMs` is not given. */
+export const DURABLE_TIMEOUT_DEFAULT_MS = 1_000;
+
+const DURABLE_CHECKS: { readonly [K in keyof DurableOptions]-?: OptionCheck } = {
+  replicas: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.durableReplicas),
+  timeoutMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.durableTimeoutMs),
+};
 
 const REAPER_CHECKS: { readonly [K in keyof ReaperOptions]-?: OptionCheck } = {
   intervalMs: (value, option) => checkInteger(value, option, MODULE_OPTION_RANGES.reaperIntervalMs),
@@ -65,7 +82,16 @@ const MODULE_CHECKS: { readonly [K in keyof EchoMqModuleOptions]-?: OptionCheck 
   reaper: (value, option) => checkFields(checkRecord(value, option), REAPER_CHECKS, option),
   startProcessors: (value, option) => checkBoolean(value, option),
   schedules: (value, option) => checkDeclaredSchedules(value, option),
+  requireNoEviction: (value, option) => checkBoolean(value, option),
+  durable: (value, option) => checkDurable(value, option),
 };
+
+function checkDurable(value: unknown, option: string): void {
+  const durable = checkRecord(value, option);
+  if (durable.replicas === undefined)
+    refuse(optionPath(option, 'replicas'), 'is required: how many replicas must acknowledge');
+  checkFields(durable, DURABLE_CHECKS, option);
+}
 
 /** Refuses 'false' and 0 alike: a flag read from the environment must be parsed, not passed as text. */
 function checkBoolean(value: unknown, option: string): void {
@@ -87,6 +113,9 @@ export function validateModuleOptions(options: unknown): ResolvedModuleSettings 
   }
   checkFields(record, MODULE_CHECKS, '');
   const given = options as EchoMqModuleOptions;
+  if (given.durable !== undefined && 'cluster' in given.connection) {
+    refuse('durable', 'is not supported with a cluster connection: WAIT would reach a node at random');
+  }
   const settings: ResolvedModuleSettings = {
     keyPrefix: given.keyPrefix ?? MODULE_DEFAULTS.keyPrefix,
     eventsMaxLen: given.eventsMaxLen ?? MODULE_DEFAULTS.eventsMaxLen,
@@ -132,6 +161,32 @@ function refuseClientKeyPrefix(value: unknown, option: string): void {
   if (value !== undefined) refuse(option, 'is not supported: use the module option keyPrefix');
 }
 
+/**
+ * Sentinel: ioredis asks the sentinels for the master called `name` and follows it across
+ * failovers. A url, host, port or path beside them would be ignored by ioredis, so it is refused.
+ */
+function checkSentinels(connection: Record<string, unknown>, at: (key: string) => string): void {
+  const sentinels = connection.sentinels;
+  if (!Array.isArray(sentinels) || sentinels.length === 0) {
+    refuse(at('sentinels'), 'must list at least one sentinel ({ host, port })');
+  }
+  sentinels.forEach((sentinel: unknown, index) => {
+    const entry = checkRecord(sentinel, at(`sentinels[${index}]`));
+    if (entry.host !== undefined && (typeof entry.host !== 'string' || entry.host === '')) {
+      refuse(at(`sentinels[${index}].host`), `must be a non-empty string, got ${describeValue(entry.host)}`);
+    }
+    if (entry.port !== undefined)
+      checkInteger(entry.port, at(`sentinels[${index}].port`), { min: 1, max: 65_535 });
+  });
+  if (typeof connection.name !== 'string' || connection.name === '') {
+    refuse(at('name'), `must name the master the sentinels watch, got ${describeValue(connection.name)}`);
+  }
+  for (const key of ['url', 'host', 'port', 'path']) {
+    if (connection[key] !== undefined)
+      refuse(at(key), 'cannot be given with sentinels: the sentinels name the master');
+  }
+}
+
 /** Refuses a connection that names no server, rather than letting ioredis fall back to localhost:6379. */
 function checkConnection(value: unknown, option: string): void {
   const connection = checkRecord(value, option);
@@ -144,10 +199,14 @@ function checkConnection(value: unknown, option: string): void {
     if (!Array.isArray(cluster.nodes) || cluster.nodes.length === 0) {
       refuse(at('cluster.nodes'), 'must list at least one seed node');
     }
-    for (const key of ['url', 'host', 'port', 'path']) {
+    for (const key of ['url', 'host', 'port', 'path', 'sentinels']) {
       if (connection[key] !== undefined)
         refuse(at(key), 'cannot be given with cluster: the cluster names its nodes');
     }
+    return;
+  }
+  if (connection.sentinels !== undefined) {
+    checkSentinels(connection, at);
     return;
   }
   if ('url' in connection && (typeof connection.url !== 'string' || connection.url.trim() === '')) {

@@ -1,0 +1,11 @@
+import { scenario } from '../scenario';
+
+// Placeholder while the scenario is written; replaced in full.
+export const networkFaults = scenario({
+  name: 'network-faults',
+  summary: 'not built yet',
+  params: {},
+  async run() {
+    return { figures: {}, broken: ['not built yet'] };
+  },
+});
