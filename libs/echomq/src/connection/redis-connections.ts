@@ -8,6 +8,7 @@ import { DeadlineRedis } from './deadline-redis';
 import { describeCluster, describeTarget } from './describe-target';
 import { Reachability } from './reachability';
 import { RedisVersionCheck } from './redis-version';
+import { ServerConfigCheck } from './server-config-check';
 
 /** TCP keepalive's first probe after this much silence: a second line of defence after deadlines. */
 const KEEPALIVE_MS = 10_000;
@@ -98,6 +99,8 @@ export class RedisConnections implements OnApplicationShutdown {
   readonly commandTimeoutMs: number;
   /** The server's version, checked on each connection of the command client (docs/upgrading.md). */
   readonly redisVersion: RedisVersionCheck;
+  /** maxmemory-policy and persistence, read on each connection of the command client (docs/reliability.md). */
+  readonly serverConfig: ServerConfigCheck;
   /** Whether the command connection reaches Redis; it logs the one line an outage gets. */
   readonly reachability: Reachability;
   private readonly blocking = new Set<RedisClient>();
@@ -116,6 +119,17 @@ export class RedisConnections implements OnApplicationShutdown {
     );
     this.reachability.watch(this.client);
     this.redisVersion = new RedisVersionCheck(this.client, this.logger);
+    this.serverConfig = new ServerConfigCheck(this.client, this.logger, {
+      requireNoEviction: options.requireNoEviction === true,
+    });
+  }
+
+  /**
+   * Resolves once the server passed every check made on connect (version, eviction policy),
+   * or they cannot tell; rejects with RedisVersionError or EvictionPolicyError.
+   */
+  async serverVerified(): Promise<void> {
+    await Promise.all([this.redisVersion.verified(), this.serverConfig.verified()]);
   }
 
   /** A new connection for blocking reads. Its owner closes it with release(). */

@@ -2,9 +2,10 @@ import { Logger } from '@nestjs/common';
 import type { RedisConnections } from '../connection/redis-connections';
 import { queueKeys, queueRegistryKey } from '../keyspace';
 import type { ScriptContext } from '../scripts';
+import { isOutOfMemoryReply, typedOutOfMemory } from '../scripts/reply-errors';
 import type { FlowLimits } from '../scripts/set-limits';
 import { writeConfiguredLimits } from './boot-limits';
-import { ensureDataFormat } from './data-format';
+import { checkDataFormat, ensureDataFormat } from './data-format';
 
 /**
  * How often a process writes a queue it uses into the registry again: the reaper drops
@@ -23,6 +24,11 @@ const REREGISTER_EVERY_MS = 60_000;
  * One registration of a queue runs at a time: callers that arrive while it runs (several
  * first enqueues, the processor explorer and the bootstrap write) share it, so the stored
  * limits are compared, written and warned about once.
+ *
+ * A full Redis (maxmemory reached, noeviction) refuses what registration writes. The queue is
+ * then used all the same, its format read instead of recorded, and what could not be written
+ * is written at its next use: a worker that boots while Redis is full serves its queues (which
+ * frees room), and an enqueue meets the refusal in its own script (RedisOutOfMemoryError).
  */
 export class QueueRegistration {
   /** When this process last registered each queue (local clock, ms). */
@@ -61,7 +67,7 @@ export class QueueRegistration {
     return at === undefined || Date.now() - at > REREGISTER_EVERY_MS;
   }
 
-  /** @throws RedisVersionError or DataFormatError, having written nothing. */
+  /** @throws RedisVersionError, EvictionPolicyError or DataFormatError, having written nothing. */
   async register(ctx: ScriptContext): Promise<void> {
     const queue = ctx.keys.queue;
     const running = this.running.get(queue);
@@ -88,24 +94,49 @@ export class QueueRegistration {
   private async registerNow(ctx: ScriptContext): Promise<void> {
     const queue = ctx.keys.queue;
     const generation = this.generation(queue);
-    await this.connections.redisVersion.verified();
-    await ensureDataFormat(ctx);
+    await this.connections.serverVerified();
+    let written = await this.unlessFull(queue, () => ensureDataFormat(ctx));
+    // Full: the format is read instead (a newer one still stops this process), recorded next time.
+    if (!written) await checkDataFormat(ctx);
     if (!this.limitsWritten.has(queue)) {
-      await writeConfiguredLimits(ctx, this.limitsOf(queue), this.logger);
-      if (this.generation(queue) === generation) this.limitsWritten.add(queue);
+      const limits = await this.unlessFull(queue, () =>
+        writeConfiguredLimits(ctx, this.limitsOf(queue), this.logger),
+      );
+      if (!limits) written = false;
+      else if (this.generation(queue) === generation) this.limitsWritten.add(queue);
     }
-    await this.reregister([queue]);
-    if (this.generation(queue) === generation) this.registered.set(queue, Date.now());
+    if (!(await this.unlessFull(queue, () => this.reregister([queue])))) written = false;
+    if (written && this.generation(queue) === generation) this.registered.set(queue, Date.now());
+  }
+
+  /** Runs one write of a registration: false when a full Redis refused it (nothing was written). */
+  private async unlessFull(queue: string, write: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await write();
+      return true;
+    } catch (error) {
+      if (!isOutOfMemoryReply(error)) throw error;
+      this.logger.debug(`Redis is full: queue ${queue} is registered at its next use`);
+      return false;
+    }
   }
 
   private generation(queue: string): number {
     return this.generations.get(queue) ?? 0;
   }
 
-  /** Writes queue names to the registry again, whatever this process remembers (one command). */
+  /**
+   * Writes queue names to the registry again, whatever this process remembers (one command).
+   * @throws RedisOutOfMemoryError when Redis is full (nothing was written).
+   */
   async reregister(queues: readonly string[]): Promise<void> {
     if (queues.length === 0) return;
     for (const queue of queues) queueKeys(queue, this.keyPrefix);
-    await this.connections.client.sadd(queueRegistryKey(this.keyPrefix), ...queues);
+    const client = this.connections.client;
+    try {
+      await client.sadd(queueRegistryKey(this.keyPrefix), ...queues);
+    } catch (error) {
+      throw typedOutOfMemory(error, client, 'SADD (the queue registry)');
+    }
   }
 }

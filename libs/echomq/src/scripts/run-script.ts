@@ -1,6 +1,7 @@
 import { InvalidArgumentError, OutcomeUnknownError, RedisUnavailableError } from '../errors';
 import type { ScriptContext } from './context';
-import type { ScriptName } from './registry';
+import type { RedisClient, ScriptName } from './registry';
+import { typedOutOfMemory } from './reply-errors';
 
 /**
  * How long a script refused by Redis Cluster while its slot migrates (TRYAGAIN, or ioredis
@@ -18,10 +19,12 @@ function refusedDuringMigration(error: unknown): boolean {
 
 /**
  * Errors every wrapper means the same way: ioredis's own timeout (the cluster's node
- * connections) is a missed deadline, and a script's EMQ_BAD_ARG (refused before any write)
- * is an invalid argument. Other EMQ_ refusals are left for the wrapper, which knows the job.
+ * connections) is a missed deadline, a script's EMQ_BAD_ARG (refused before any write) is an
+ * invalid argument, and a full Redis's refusal (before the script's first write: nothing was
+ * written) is RedisOutOfMemoryError. Other EMQ_ refusals are left for the wrapper, which
+ * knows the job.
  */
-function typed(error: unknown, name: string): unknown {
+function typed(error: unknown, name: string, redis: RedisClient): unknown {
   if (!(error instanceof Error)) return error;
   if (error.message === 'Command timed out') {
     return new OutcomeUnknownError(name, 'no reply within the command deadline');
@@ -31,7 +34,7 @@ function typed(error: unknown, name: string): unknown {
       `${name} refused its arguments before writing anything: ${error.message}`,
     );
   }
-  return error;
+  return typedOutOfMemory(error, redis, name);
 }
 
 /**
@@ -50,7 +53,7 @@ export async function runScript(
     try {
       return await ctx.redis[name](...keys, ...args);
     } catch (error) {
-      if (!refusedDuringMigration(error)) throw typed(error, name);
+      if (!refusedDuringMigration(error)) throw typed(error, name, ctx.redis);
       const waited = Date.now() - started;
       if (waited >= MIGRATION_WAIT_MS) {
         throw new RedisUnavailableError(`the slot of queue ${ctx.keys.queue} (migrating)`, waited);

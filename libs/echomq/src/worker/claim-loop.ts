@@ -14,6 +14,7 @@ import { releaseAtShutdown } from './release-at-shutdown';
 import { RunningJob } from './running-job';
 import type { WakeWaiter } from './wake-waiter';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
+import { FullRedisNotice } from '../connection/full-redis-notice';
 
 const ERROR_BACKOFF_MAX_MS = 5_000;
 /** After the grace period, how long handlers aborted but not released get to return and be settled. */
@@ -51,6 +52,8 @@ export class ClaimLoop {
   private readonly slots: JobSlots;
   /** This queue's cancels, followed while the loop holds jobs (see CancelWatch). */
   private cancelled?: CancelSubscription;
+  /** A full Redis met on every retry is said once (see FullRedisNotice); the loop backs off meanwhile. */
+  private readonly fullRedis: FullRedisNotice;
 
   constructor(
     readonly queue: string,
@@ -64,6 +67,7 @@ export class ClaimLoop {
     /** Aborts handlers of jobs removed while they run; without one, the heartbeat does (lease lost). */
     private readonly cancels?: CancelWatch,
   ) {
+    this.fullRedis = new FullRedisNotice(logger, `Claim loop of ${queue}`);
     // A claim's reply comes at most a replay window after the claim ran (its last repeat).
     const keepCancelsMs = timing.repeatForMs + timing.commandTimeoutMs;
     this.slots = new JobSlots(
@@ -203,6 +207,7 @@ export class ClaimLoop {
       try {
         const batch = await this.claim(count);
         failures = 0;
+        this.fullRedis.cleared();
         const pause = pauseAfter(batch, count);
         if (pause && !this.stopping) {
           // A limit is not lifted by an enqueue: sleep it off the wake list, until stop.
@@ -212,11 +217,13 @@ export class ClaimLoop {
       } catch (error) {
         if (this.stopping) break;
         failures += 1;
-        warnUnlessUnreachable(
-          this.logger,
-          error,
-          `Claim loop of ${this.queue}: ${(error as Error).message}; retrying`,
-        );
+        if (!this.fullRedis.met(error)) {
+          warnUnlessUnreachable(
+            this.logger,
+            error,
+            `Claim loop of ${this.queue}: ${(error as Error).message}; retrying`,
+          );
+        }
         await this.changes.changed(Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures));
       }
     }

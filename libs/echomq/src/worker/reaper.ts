@@ -5,6 +5,7 @@ import { promoteDue, reapExpired } from '../scripts';
 import { FormatGate } from './format-gate';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 import { execAll } from '../connection/exec-all';
+import { FullRedisNotice } from '../connection/full-redis-notice';
 
 /** Script calls per queue per tick and per kind; a backlog larger than this waits for the next tick. */
 const CALLS_PER_TICK = 10;
@@ -41,6 +42,10 @@ const PRUNE_PARALLEL = 32;
 export class Reaper {
   private readonly logger = new Logger('EchoMQ');
   private readonly formats = new FormatGate(this.logger);
+  /** A full Redis refuses some of a tick's writes on every tick: said once, not per tick and queue. */
+  private readonly fullRedis = new FullRedisNotice(this.logger, 'The reaper');
+  /** Whether this tick met a full Redis. */
+  private metFull = false;
   private starter?: NodeJS.Timeout;
   private interval?: NodeJS.Timeout;
   private ticking = false;
@@ -77,11 +82,17 @@ export class Reaper {
   async tick(): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
+    this.metFull = false;
     try {
       const batch = this.queues.settings.reaperBatch;
       // Re-register the served queues every tick: a Redis that lost its data (a restart
       // without persistence) also lost the registry, and their expired leases must still be reaped.
-      if (this.served.length > 0) await this.queues.reregister(this.served);
+      // A full Redis refuses the SADD: they are reaped below all the same.
+      if (this.served.length > 0) {
+        await this.queues.reregister(this.served).catch((error: unknown) => {
+          if (!this.isFull(error)) throw error;
+        });
+      }
       let registered = await this.queues.listQueues();
       if (Date.now() >= this.nextPruneAt) {
         this.nextPruneAt = Date.now() + PRUNE_EVERY_MS;
@@ -103,14 +114,26 @@ export class Reaper {
           await this.sweepSchedules(queue);
           for (let call = 0; call < CALLS_PER_TICK && (await promoteDue(ctx, batch)).more; call++);
         } catch (error) {
-          warnUnlessUnreachable(this.logger, error, `Reaper on queue ${queue}: ${(error as Error).message}`);
+          this.warn(error, `Reaper on queue ${queue}: ${(error as Error).message}`);
         }
       }
+      if (!this.metFull) this.fullRedis.cleared();
     } catch (error) {
-      warnUnlessUnreachable(this.logger, error, `Reaper: ${(error as Error).message}`);
+      this.warn(error, `Reaper: ${(error as Error).message}`);
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Whether `error` is a full Redis's refusal (said once for the run of them, see FullRedisNotice). */
+  private isFull(error: unknown): boolean {
+    if (!this.fullRedis.met(error)) return false;
+    this.metFull = true;
+    return true;
+  }
+
+  private warn(error: unknown, message: string): void {
+    if (!this.isFull(error)) warnUnlessUnreachable(this.logger, error, message);
   }
 
   /**
@@ -122,7 +145,7 @@ export class Reaper {
     try {
       await this.queues.sweepSchedules(queue, CALLS_PER_TICK);
     } catch (error) {
-      warnUnlessUnreachable(this.logger, error, `Schedules of queue ${queue}: ${(error as Error).message}`);
+      this.warn(error, `Schedules of queue ${queue}: ${(error as Error).message}`);
     }
   }
 
@@ -144,6 +167,7 @@ export class Reaper {
               this.formats.forget(queue);
             }
           } catch (error) {
+            if (this.isFull(error)) return; // (its MULTI of reads is refused too; checked next pass)
             this.logger.warn(
               `Reaper could not check queue ${queue} for idleness: ${(error as Error).message}`,
             );
