@@ -2,14 +2,8 @@ import { Redis } from 'ioredis';
 import { scenario } from '../scenario';
 import { bookOf, readLedger, type LedgerLine } from '../support/ledger';
 import { openInspector } from '../support/inspector';
-import {
-  childLogLines,
-  memoryFigures,
-  memoryWorkerChild,
-  roomAgain,
-  startSmallRedis,
-} from '../support/memory-redis';
-import { producerChild, producerFinished, type ChildHandle } from '../support/processes';
+import { childLogLines, memoryFigures, roomAgain, startSmallRedis } from '../support/memory-redis';
+import { producerChild, producerFinished, workerChild, type ChildHandle } from '../support/processes';
 import { basicPromises, judge, outcomeFigures, settle } from '../support/verdict';
 
 const QUEUE = 'chaos-memory';
@@ -91,13 +85,15 @@ export const memoryPressure = scenario({
       const fullAt = Date.now();
       for (let i = 0; i < params.workers; i++) {
         workers.push(
-          memoryWorkerChild({
+          workerChild({
             connection,
             queue: QUEUE,
             ledgerDir: workDir,
             concurrency: 20,
             leaseMs: 5_000,
             maxAttempts: 1_000,
+            // Processing must free room: a kept row would hold most of what its job took.
+            retainCompletedMs: 0,
             module,
           }),
         );

@@ -9,6 +9,11 @@ export interface WorkerChildConfig {
   readonly concurrency: number;
   readonly leaseMs: number;
   readonly maxAttempts: number;
+  /**
+   * How long completed rows are kept: default an hour, so the verdict can tell a completion whose
+   * ledger line died with its SIGKILLed worker. 0 deletes them (a full Redis must free room).
+   */
+  readonly retainCompletedMs?: number;
   /** Any other module options (commandTimeoutMs, reaper, eventsMaxLen, ...), passed to forRoot as given. */
   readonly module?: Partial<Omit<EchoMqModuleOptions, 'connection' | 'queues'>>;
 }

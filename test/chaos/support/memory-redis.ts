@@ -2,9 +2,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisServer } from '../../support/redis-server';
-import type { WorkerChildConfig } from './child-config';
-import { childEntry } from './paths';
-import { ChildHandle } from './processes';
 
 /** A redis-server of the scenario's own, with a small maxmemory and noeviction: it fills up, and then refuses growth. */
 export function startSmallRedis(maxmemoryBytes: number): Promise<RedisServer> {
@@ -40,11 +37,6 @@ export async function roomAgain(
     if (Date.now() - started > timeoutMs) return {};
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/** A worker process that deletes completed rows (support/memory-worker-child.ts). */
-export function memoryWorkerChild(config: WorkerChildConfig): ChildHandle {
-  return new ChildHandle(childEntry('memory-worker-child'), config);
 }
 
 /** Lines of the children's logs (child-*.log in the scenario's folder) that contain `text`. */

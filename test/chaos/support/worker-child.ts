@@ -68,7 +68,12 @@ class ChaosProcessor {
     EchoMqModule.forRoot({
       ...config.module,
       connection: config.connection,
-      queues: { [config.queue]: { concurrency: config.concurrency, retainCompletedMs: 3_600_000 } },
+      queues: {
+        [config.queue]: {
+          concurrency: config.concurrency,
+          retainCompletedMs: config.retainCompletedMs ?? 3_600_000,
+        },
+      },
     }),
   ],
   providers: [ChaosProcessor],
