@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { RedisUnavailableError } from '../errors';
 import { LeasedSnowflakes, MAX_NODE, NodeLeaseLostError, type MintWindow } from '../ids';
 import { nodeLeaseKey } from '../keyspace';
+import type { ReplicaWait } from '../durability/replica-confirmer';
 import type { RedisClient } from '../scripts';
 
 /**
@@ -63,6 +64,11 @@ export interface NodeLeaseOptions {
   readonly logger?: Pick<Logger, 'warn' | 'error'>;
   /** The module's keyPrefix: node numbers are leased among the processes sharing it. Default 'emq'. */
   readonly keyPrefix?: string;
+  /**
+   * Durable writes (module option `durable`): a tenure's window opens only with a renewal that
+   * its replicas confirmed (WAIT), so a failover cannot bring back an older holder's token.
+   */
+  readonly durable?: ReplicaWait;
 }
 
 /** One acquisition of one node number, kept current by its renewals. */
@@ -71,6 +77,8 @@ class Tenure implements MintWindow {
   validUntil: number;
   serverOffsetMs: number;
   readonly floorMs: number;
+  /** Whether a renewal of this tenure was confirmed by the replicas (always true without durable writes). */
+  replicated: boolean;
 
   constructor(
     readonly node: number,
@@ -79,7 +87,9 @@ class Tenure implements MintWindow {
     sentAt: number,
     receivedAt: number,
     serverMs: number,
+    durable: boolean,
   ) {
+    this.replicated = !durable;
     // A previous holder of this node may have lost its key to a deletion (a restart without
     // persistence, a failover) without knowing yet: it still mints up to its own ceiling, which
     // is below this floor because its last confirmation came before this acquisition.
@@ -123,6 +133,8 @@ export class NodeLease {
   /** After a loss, the lost node is tried first: taking it back keeps the process's ids on one node. */
   private retakeNode?: number;
   private closed = false;
+  /** A tenure waiting for its replicas was reported (once per process, not per renewal). */
+  private unreplicatedWarned = false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -255,7 +267,15 @@ export class NodeLease {
       const reply = await this.redis.eval(ACQUIRE_LUA, 1, this.key(node), token, this.leaseMs);
       const [taken, serverMs] = reply as [number, number];
       if (taken !== 1) continue;
-      const tenure = new Tenure(node, token, this.windowMs, sentAt, this.clock(), serverMs);
+      const tenure = new Tenure(
+        node,
+        token,
+        this.windowMs,
+        sentAt,
+        this.clock(),
+        serverMs,
+        !!this.options.durable,
+      );
       if (this.closed) {
         void this.giveBack(tenure); // released while this acquisition was in flight
         return true;
@@ -271,7 +291,10 @@ export class NodeLease {
   private async sendRenewal(tenure: Tenure, sentAt: number): Promise<void> {
     let reply: unknown;
     try {
-      reply = await this.redis.eval(RENEW_LUA, 1, this.key(tenure.node), tenure.token, this.leaseMs);
+      reply = tenure.replicated
+        ? await this.redis.eval(RENEW_LUA, 1, this.key(tenure.node), tenure.token, this.leaseMs)
+        : await this.replicatedRenewal(tenure);
+      if (reply === undefined) return;
     } catch (error) {
       // Not a loss: the key may well still be ours. The window closes at its deadline unless a
       // later renewal gets through. (Redis unreachable is said once, by the connection.)
@@ -298,6 +321,36 @@ export class NodeLease {
     );
     this.retakeNode = tenure.node;
     void this.acquire();
+  }
+
+  /**
+   * A tenure's first confirmation with durable writes: the renewal and WAIT on the replica
+   * confirmation connection, one pipeline (the renewal's PEXPIRE is the write WAIT waits for).
+   * Why: if the master fails, the promoted replica must hold this tenure's token, not an older
+   * one (an earlier holder's key that expired or was deleted here but not yet there), or the
+   * earlier holder would renew there and mint beside this one (docs/model.md, "Assumptions").
+   * Undefined when the token is held but not yet replicated: like a failed renewal, the
+   * window stays shut and the next renewal asks again.
+   */
+  private async replicatedRenewal(tenure: Tenure): Promise<unknown> {
+    const durable = this.options.durable!;
+    const key = this.key(tenure.node);
+    const { reply, acknowledged } = await durable.confirm((pipeline) =>
+      pipeline.eval(RENEW_LUA, 1, key, tenure.token, this.leaseMs),
+    );
+    const [held] = reply as [number, number];
+    if (held !== 1 || acknowledged >= durable.replicas) {
+      if (held === 1 && this.tenure === tenure) tenure.replicated = true;
+      return reply;
+    }
+    if (!this.unreplicatedWarned) {
+      this.unreplicatedWarned = true;
+      this.logger.warn(
+        `Snowflake node ${tenure.node} is leased, but only ${acknowledged} of ${durable.replicas} replicas ` +
+          'confirmed it: minting waits for them (durable writes)',
+      );
+    }
+    return undefined;
   }
 
   private scheduleRenewal(): void {

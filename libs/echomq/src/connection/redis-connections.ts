@@ -42,11 +42,17 @@ function hardened(
   return {
     keepAlive: KEEPALIVE_MS,
     retryStrategy: retry,
+    ...(options?.sentinels ? { reconnectOnError: reconnectOnReadOnly } : {}),
     ...options,
     ...(commandTimeoutMs === undefined
       ? {}
       : { commandTimeout: commandTimeoutMs, autoResendUnfulfilledCommands: false }),
   };
+}
+
+/** Sentinel: a connection to a master demoted to a replica answers READONLY; reconnecting asks the sentinels again. */
+function reconnectOnReadOnly(error: Error): 1 | false {
+  return /^READONLY\b/.test(error.message) ? 1 : false;
 }
 
 /**
@@ -82,7 +88,11 @@ export function createCommandClient(connection: EchoMqConnection, commandTimeout
     });
   }
   const { url, ...options } = connection;
-  return new DeadlineRedis(url, hardened(options), commandTimeoutMs);
+  // Sentinel: follow a +switch-master at once. A master that stays up (a failover ordered by
+  // hand, a healed partition) keeps taking writes until the sentinels reconfigure it and drop
+  // its clients, about 10 s later; those writes are lost. Only on this long-lived client.
+  const follow = options.sentinels ? { failoverDetector: true } : {};
+  return new DeadlineRedis(url, { ...follow, ...hardened(options) }, commandTimeoutMs);
 }
 
 /**
@@ -171,7 +181,8 @@ export class RedisConnections implements OnApplicationShutdown {
     if (this.client.status === 'ready') await this.client.quit().catch(() => undefined);
     // Only a QUIT that did not get through leaves a socket to drop (dropping an ended
     // client would start ioredis's reconnect bookkeeping for nothing).
-    if (this.client.status !== 'end') this.client.disconnect();
+    // ioredis's QUIT leaves failoverDetector's sentinel subscriptions open; only disconnect() ends them.
+    if (this.client.status !== 'end' || 'sentinels' in this.options.connection) this.client.disconnect();
   }
 }
 

@@ -4,6 +4,7 @@ import type { EchoMqModuleOptions } from './echomq-options';
 import { ECHOMQ_OPTIONS } from './module-definition';
 import { NodeLease } from '../connection/node-lease';
 import { RedisConnections } from '../connection/redis-connections';
+import { replicaWaitFor } from '../durability/durable-context';
 import { JOB_ID_MINTER, type JobIdMinter } from './tokens';
 
 /**
@@ -25,7 +26,11 @@ export const jobIdMinterProvider: FactoryProvider<JobIdMinter> = {
       return { mint: JOB_IDS.minter(new SnowflakeMinter(node)), ready: () => Promise.resolve(), node };
     }
     // Leased among the processes sharing this keyPrefix: other prefixes' ids never meet these.
-    const lease = new NodeLease(connections.client, { keyPrefix: options.keyPrefix });
+    // With durable writes a tenure mints only once its replicas confirmed it (docs/model.md).
+    const lease = new NodeLease(connections.client, {
+      keyPrefix: options.keyPrefix,
+      durable: replicaWaitFor(connections, options.durable),
+    });
     connections.beforeClose(() => lease.release());
     void lease.acquire();
     const mint = JOB_IDS.minter(lease.snowflakes);

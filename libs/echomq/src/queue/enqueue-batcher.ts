@@ -1,5 +1,9 @@
 import { Coalescer } from '../batching/coalescer';
-import { enqueueGroups, type EnqueueOutcome, type NewJobRecord, type ScriptContext } from '../scripts';
+import type { DurableScriptContext } from '../durability/durable-context';
+import { replicatedWrite } from '../durability/durable-write';
+import type { EchoMqError } from '../errors';
+import { NotReplicatedError } from '../redis-errors';
+import { enqueueGroups, replayWindow, type EnqueueOutcome, type NewJobRecord } from '../scripts';
 import { ENQUEUE_CALL_MAX_BYTES } from '../scripts/limits';
 import { repeatUntilKnown } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
@@ -11,6 +15,8 @@ export function payloadBytes(records: readonly NewJobRecord[]): number {
   return bytes;
 }
 
+type GroupOutcome = EnqueueOutcome[] | EchoMqError;
+
 /**
  * Merges the enqueue calls one queue receives while earlier ones are on the wire into
  * one enqueue script call (see Coalescer). A busy producer then pays one round trip
@@ -21,20 +27,21 @@ export function payloadBytes(records: readonly NewJobRecord[]): number {
  * idempotency key repeated across merged calls resolves to the first job, as it would
  * one call after the other. A call whose reply is lost is repeated under the same request
  * id for up to `repeatForMs`, which returns the first outcome instead of enqueueing twice.
+ *
+ * With durable writes (the context's `durability`), the merged call is confirmed by WAIT
+ * before any caller hears of it (see replicatedWrite): each caller resolves once the replicas
+ * have its jobs, or rejects with NotReplicatedError naming them.
  */
 export class EnqueueBatcher {
   private readonly coalescer: Coalescer<readonly NewJobRecord[], EnqueueOutcome>;
 
-  constructor(ctx: ScriptContext, idempotencyTtlMs: number, repeatForMs: number) {
+  constructor(
+    private readonly ctx: DurableScriptContext,
+    private readonly idempotencyTtlMs: number,
+    private readonly repeatForMs: number,
+  ) {
     this.coalescer = new Coalescer(
-      (calls) => {
-        const requestId = newRequestId();
-        return repeatUntilKnown(() => enqueueGroups(ctx, calls, idempotencyTtlMs, requestId), {
-          untilMs: Date.now() + repeatForMs,
-          // Unreachable Redis: the call was never sent and already waited its deadline.
-          retryUnavailable: false,
-        });
-      },
+      (calls) => this.send(calls),
       // 64 jobs per call and 4 calls in flight: a burst becomes several script calls,
       // so Redis runs one while this process prepares the next (64 beat 16 and 1,000).
       {
@@ -49,5 +56,38 @@ export class EnqueueBatcher {
 
   submit(records: readonly NewJobRecord[]): Promise<EnqueueOutcome[]> {
     return this.coalescer.submit(records);
+  }
+
+  private async send(calls: (readonly NewJobRecord[])[]): Promise<GroupOutcome[]> {
+    const { ctx } = this;
+    const requestId = newRequestId();
+    const untilMs = Date.now() + this.repeatForMs;
+    const write = (): Promise<GroupOutcome[]> =>
+      repeatUntilKnown(() => enqueueGroups(ctx, calls, this.idempotencyTtlMs, requestId), {
+        untilMs,
+        // Unreachable Redis: the call was never sent and already waited its deadline.
+        retryUnavailable: false,
+      });
+    const durability = ctx.durability;
+    if (!durability) return write();
+    const { result, acknowledged } = await replicatedWrite(
+      durability,
+      ctx.keys.reply(requestId),
+      replayWindow(ctx),
+      write,
+      untilMs,
+    );
+    if (acknowledged >= durability.replicas) return result;
+    // A refused group wrote nothing: it keeps its own error. The others were written.
+    return result.map((group) =>
+      group instanceof Error
+        ? group
+        : new NotReplicatedError(
+            acknowledged,
+            durability.replicas,
+            durability.timeoutMs,
+            group.map((outcome) => outcome.id),
+          ),
+    );
   }
 }

@@ -2,8 +2,11 @@ import { InvalidArgumentError, PayloadTooLargeError } from '../errors';
 import { NodeLeaseLostError, type JobId } from '../ids';
 import type { ResolvedModuleSettings } from '../module/echomq-options';
 import { JOB_ID_READY_TIMEOUT_MS, type JobIdMinter } from '../module/tokens';
-import type { EnqueueOutcome, ScriptContext } from '../scripts';
-import { enqueueKeyed } from '../scripts/enqueue-keyed';
+import type { DurableScriptContext } from '../durability/durable-context';
+import { replicatedWrite } from '../durability/durable-write';
+import { NotReplicatedError } from '../redis-errors';
+import { replayWindow, type EnqueueOutcome } from '../scripts';
+import { enqueueKeyed, type KeyedEnqueueResult } from '../scripts/enqueue-keyed';
 import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
 import { repeatUntilKnown, type RepeatOptions } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
@@ -16,7 +19,8 @@ import type { QueueDefinitions } from './queue-definitions';
 /**
  * QueueService's enqueue path: checks a batch (its size, the queue's data schema, every
  * option), mints the ids, registers the queue when it is due, and hands the records to the
- * queue's batcher, which merges concurrent callers into one script call.
+ * queue's batcher, which merges concurrent callers into one script call. With durable
+ * writes (the context's `durability`), a call resolves only once WAIT confirmed it.
  */
 export class Enqueuer {
   private readonly batchers = new Map<string, EnqueueBatcher>();
@@ -34,7 +38,7 @@ export class Enqueuer {
    * jobs and ENQUEUE_CALL_MAX_BYTES of payload: one script call blocks Redis while it runs, so
    * a larger batch is refused before anything is sent.
    */
-  async enqueueMany<T>(ctx: ScriptContext, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
+  async enqueueMany<T>(ctx: DurableScriptContext, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
     const outcomes = await this.enqueueOutcomes(ctx, jobs);
     return outcomes.map((outcome) => outcome.id as JobId);
   }
@@ -44,7 +48,11 @@ export class Enqueuer {
    * keyed enqueue script (repeated under one request id while its reply is lost, for as long
    * as `repeat` says); any other job through the batcher, like enqueueMany.
    */
-  async submit<T>(ctx: ScriptContext, job: JobToEnqueue<T>, repeat: RepeatOptions): Promise<EnqueueResult> {
+  async submit<T>(
+    ctx: DurableScriptContext,
+    job: JobToEnqueue<T>,
+    repeat: RepeatOptions,
+  ): Promise<EnqueueResult> {
     if (!isKeyed(job)) {
       const [outcome] = await this.enqueueOutcomes(ctx, [job]);
       return { id: outcome.id as JobId, outcome: outcome.created ? 'created' : 'matched' };
@@ -58,15 +66,33 @@ export class Enqueuer {
     const record = buildJobRecord(id, job, this.settings.maxPayloadBytes);
     await this.registerIfDue(queue);
     const requestId = newRequestId();
-    const result = await repeatUntilKnown(
-      () => enqueueKeyed(ctx, record, rule, job.name !== undefined, requestId),
-      repeat,
-    );
+    const write = (): Promise<KeyedEnqueueResult> =>
+      repeatUntilKnown(() => enqueueKeyed(ctx, record, rule, job.name !== undefined, requestId), repeat);
+    const result = ctx.durability ? await this.replicated(ctx, requestId, write, repeat) : await write();
     return { id: result.id as JobId, outcome: result.outcome };
   }
 
+  /** A keyed enqueue confirmed by its replicas (see replicatedWrite), else NotReplicatedError. */
+  private async replicated(
+    ctx: DurableScriptContext,
+    requestId: string,
+    write: () => Promise<KeyedEnqueueResult>,
+    repeat: RepeatOptions,
+  ): Promise<KeyedEnqueueResult> {
+    const durability = ctx.durability!;
+    const { result, acknowledged } = await replicatedWrite(
+      durability,
+      ctx.keys.reply(requestId),
+      replayWindow(ctx),
+      write,
+      repeat.untilMs,
+    );
+    if (acknowledged >= durability.replicas) return result;
+    throw new NotReplicatedError(acknowledged, durability.replicas, durability.timeoutMs, [result.id]);
+  }
+
   private async enqueueOutcomes<T>(
-    ctx: ScriptContext,
+    ctx: DurableScriptContext,
     jobs: readonly JobToEnqueue<T>[],
   ): Promise<EnqueueOutcome[]> {
     const queue = ctx.keys.queue;
@@ -116,7 +142,7 @@ export class Enqueuer {
     }
   }
 
-  private batcher(ctx: ScriptContext): EnqueueBatcher {
+  private batcher(ctx: DurableScriptContext): EnqueueBatcher {
     let batcher = this.batchers.get(ctx.keys.queue);
     if (!batcher) {
       // Repeats of a lost enqueue reply stay well inside the window in which scripts remember it.

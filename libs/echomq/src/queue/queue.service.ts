@@ -4,17 +4,12 @@ import type { JobId } from '../ids';
 import { assertJobId, queueKeys, queueRegistryKey, type StateSet } from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
+import { replicaWaitFor, type DurableScriptContext } from '../durability/durable-context';
+import type { ReplicaWait } from '../durability/replica-confirmer';
 import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
 import { resolveModuleSettings } from '../module/echomq-options';
 import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
-import {
-  readJobView,
-  readJobViews,
-  removeJob,
-  retryDead,
-  type RemovedFrom,
-  type ScriptContext,
-} from '../scripts';
+import { readJobView, readJobViews, removeJob, retryDead, type RemovedFrom } from '../scripts';
 import { isKeyed, type EnqueueResult } from './dedupe-options';
 import type { EnqueueOptions, JobToEnqueue } from './enqueue-options';
 import { Enqueuer } from './enqueuer';
@@ -44,7 +39,9 @@ export { ENQUEUE_MANY_MAX };
 @Injectable()
 export class QueueService extends ScheduleSurface implements OnApplicationBootstrap {
   readonly settings: ResolvedModuleSettings;
-  private readonly contexts = new Map<string, ScriptContext>();
+  private readonly contexts = new Map<string, DurableScriptContext>();
+  /** Confirms enqueues and claims with WAIT when the module option `durable` is set. */
+  private readonly durability?: ReplicaWait;
   private readonly registration: QueueRegistration;
   /** Options of the @Processor serving a queue in this application; they win over configuration. */
   private readonly processorOptions = new Map<string, QueueOptions>();
@@ -61,6 +58,7 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
   ) {
     super();
     this.settings = resolveModuleSettings(options);
+    this.durability = replicaWaitFor(connections, options.durable);
     this.registration = new QueueRegistration(connections, this.settings.keyPrefix, (queue) =>
       configuredLimits(this.options.defaults, this.options.queues?.[queue], this.processorOptions.get(queue)),
     );
@@ -98,8 +96,11 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     this.registration.forget(queue);
   }
 
-  /** @internal Script context of one queue (validates the name), for the worker runtime. */
-  context(queue: string): ScriptContext {
+  /**
+   * @internal Script context of one queue (validates the name), for the worker runtime. With
+   * durable writes it carries the replica confirmation that enqueues and claims wait for.
+   */
+  context(queue: string): DurableScriptContext {
     let ctx = this.contexts.get(queue);
     if (!ctx) {
       ctx = {
@@ -107,6 +108,7 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
         keys: queueKeys(queue, this.settings.keyPrefix),
         eventsMaxLen: this.settings.eventsMaxLen,
         replayWindowMs: this.settings.replayWindowMs,
+        ...(this.durability ? { durability: this.durability } : {}),
       };
       this.contexts.set(queue, ctx);
     }

@@ -34,6 +34,11 @@ function typed(error: unknown, name: string, redis: RedisClient): unknown {
       `${name} refused its arguments before writing anything: ${error.message}`,
     );
   }
+  // A replica (a master demoted in a failover) refused the script's first write; scripts
+  // check everything before that write, so nothing was written and a repeat is safe.
+  if (/^READONLY\b/.test(error.message)) {
+    return new RedisUnavailableError(`the master (a replica answered: ${error.message})`, 0);
+  }
   return typedOutOfMemory(error, redis, name);
 }
 

@@ -2,6 +2,8 @@ import type { Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 import { isTransientRedisError } from '../errors';
+import type { DurableScriptContext } from '../durability/durable-context';
+import { replicatedClaim } from '../durability/durable-claim';
 import { claimJobs, type ClaimBatch, type ClaimRequest, type ScriptContext } from '../scripts';
 import { newRequestId } from '../scripts/request-id';
 
@@ -28,18 +30,41 @@ export interface SentClaim {
  * request id): if the lost call did claim jobs, the repeat hands exactly those to this loop,
  * instead of leaving them in active, held by nobody, until their leases run out. Gives up
  * (throws the last error) on a refusal, at the end of the replay window, or once stopped.
+ * With durable writes, the jobs are handed over only once the claim is replicated (none of
+ * them otherwise; see replicatedClaim).
  */
 export async function claimWithRepeat(
-  ctx: ScriptContext,
+  ctx: DurableScriptContext,
   request: Omit<ClaimRequest, 'claimantPrefix'>,
   options: ClaimCallOptions,
 ): Promise<SentClaim> {
   const sent = { ...request, claimantPrefix: newRequestId() };
   const sentAt = Date.now();
+  const batch = await claimRepeated(ctx, sent, sentAt, options);
+  if (!ctx.durability || batch.jobs.length === 0) return { batch, sentAt };
+  // Durable writes: no handler starts before its claim is on the replicas (replicatedClaim).
+  // Half the lease is kept for running: past that the jobs go back unstarted.
+  const confirmed = await replicatedClaim(ctx, ctx.durability, batch, {
+    queue: options.queue,
+    claimantPrefix: sent.claimantPrefix,
+    giveUpAt: sentAt + request.leaseMs / 2,
+    leaseEnd: sentAt + request.leaseMs,
+    stopped: options.stopped,
+    logger: options.logger,
+  });
+  return { batch: confirmed, sentAt };
+}
+
+async function claimRepeated(
+  ctx: ScriptContext,
+  sent: ClaimRequest,
+  sentAt: number,
+  options: ClaimCallOptions,
+): Promise<ClaimBatch> {
   const untilMs = sentAt + options.repeatForMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      return { batch: await claimJobs(ctx, sent), sentAt };
+      return await claimJobs(ctx, sent);
     } catch (error) {
       if (!isTransientRedisError(error) || options.stopped.aborted || Date.now() >= untilMs) throw error;
       warnUnlessUnreachable(

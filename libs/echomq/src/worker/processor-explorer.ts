@@ -232,8 +232,8 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       }
     } catch (error) {
       // A queue this worker must not serve (DataFormatError, RedisVersionError,
-      // EvictionPolicyError) stops the boot
-      // before any loop starts; Nest runs no shutdown hooks then, so close the connections here.
+      // EvictionPolicyError) stops the boot before any loop starts; Nest runs no shutdown
+      // hooks then, so close the connections here.
       await this.connections.onApplicationShutdown();
       throw error;
     }
