@@ -9,6 +9,7 @@ import {
   RedisConnections,
   removeJob,
   resolveQueueOptions,
+  monotonicMs,
 } from '@app/echomq/internal';
 import { ChangeSignal } from '@app/echomq/worker/change-signal';
 import { Completer } from '@app/echomq/worker/completer';
@@ -82,7 +83,7 @@ describe('a removal read before its claim is launched', () => {
 
     const id = mint();
     await enqueueJobs(ctx, [jobRecord(id)], 60_000);
-    const sentAt = Date.now();
+    const sentAt = monotonicMs();
     const [record] = (await claimJobs(ctx, { count: 1, leaseMs: LEASE_MS, claimantPrefix: `early-${id}` }))
       .jobs;
     // The claim ran, but its reply has not reached the loop yet (slow, or lost and read back by a
@@ -108,7 +109,7 @@ describe('a removal read before its claim is launched', () => {
     const { ctx, slots } = slotsFor(queue, (s) => signal.resolve(s));
     const id = mint();
     await enqueueJobs(ctx, [jobRecord(id)], 60_000);
-    const sentAt = Date.now();
+    const sentAt = monotonicMs();
     const [record] = (await claimJobs(ctx, { count: 1, leaseMs: LEASE_MS, claimantPrefix: `other-${id}` }))
       .jobs;
     // A cancel of an earlier attempt of this id (and one of a job that runs elsewhere) is kept, not applied.

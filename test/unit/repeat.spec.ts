@@ -1,5 +1,5 @@
 import { OutcomeUnknownError, RedisUnavailableError } from '@app/echomq';
-import { repeatUntilKnown } from '@app/echomq/internal';
+import { repeatUntilKnown, monotonicMs } from '@app/echomq/internal';
 
 /** A call that fails with each error in turn, then answers. */
 function failing(...errors: Error[]): { call: () => Promise<string>; tries: () => number } {
@@ -20,20 +20,20 @@ const unavailable = (): RedisUnavailableError => new RedisUnavailableError('127.
 describe('repeatUntilKnown', () => {
   it('repeats a call whose outcome is unknown until it answers', async () => {
     const { call, tries } = failing(unknown(), unavailable());
-    await expect(repeatUntilKnown(call, { untilMs: Date.now() + 10_000 })).resolves.toBe('answered');
+    await expect(repeatUntilKnown(call, { untilMs: monotonicMs() + 10_000 })).resolves.toBe('answered');
     expect(tries()).toBe(3);
   });
 
   it('reports "never sent" only when no earlier try may have taken effect', async () => {
     const { call } = failing(unavailable());
     await expect(
-      repeatUntilKnown(call, { untilMs: Date.now() + 10_000, retryUnavailable: false }),
+      repeatUntilKnown(call, { untilMs: monotonicMs() + 10_000, retryUnavailable: false }),
     ).rejects.toBeInstanceOf(RedisUnavailableError);
   });
 
   it('after an unknown outcome, a later "never sent" is still reported as unknown: the first try may have run', async () => {
     const { call, tries } = failing(unknown(), unavailable(), unavailable());
-    const repeated = repeatUntilKnown(call, { untilMs: Date.now() + 10_000, retryUnavailable: false });
+    const repeated = repeatUntilKnown(call, { untilMs: monotonicMs() + 10_000, retryUnavailable: false });
     await expect(repeated).rejects.toBeInstanceOf(OutcomeUnknownError);
     expect(tries()).toBe(2);
   });
@@ -41,7 +41,7 @@ describe('repeatUntilKnown', () => {
   it('the same when the repeats run out of time', async () => {
     const errors = [unknown(), ...Array.from({ length: 50 }, unavailable)];
     const { call } = failing(...errors);
-    await expect(repeatUntilKnown(call, { untilMs: Date.now() + 200 })).rejects.toBeInstanceOf(
+    await expect(repeatUntilKnown(call, { untilMs: monotonicMs() + 200 })).rejects.toBeInstanceOf(
       OutcomeUnknownError,
     );
   });

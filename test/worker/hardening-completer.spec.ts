@@ -1,4 +1,4 @@
-import { EchoMqError, OutcomeUnknownError, type Completion } from '@app/echomq/internal';
+import { EchoMqError, OutcomeUnknownError, type Completion, monotonicMs } from '@app/echomq/internal';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import { Completer, type CompletionSend } from '@app/echomq/worker/completer';
 
@@ -32,7 +32,7 @@ function scriptedSend(replies: (boolean[] | Error | ((size: number) => boolean[]
 }
 
 const lost = (): OutcomeUnknownError => new OutcomeUnknownError('evalsha', 'the connection closed');
-const LATER = Date.now() + 3_600_000;
+const LATER = monotonicMs() + 3_600_000;
 
 describe('Completer', () => {
   it('repeats a batch whose reply was lost as the same batch under the same request id, and takes its answer', async () => {
@@ -62,7 +62,7 @@ describe('Completer', () => {
   it('stops repeating at the earliest local lease end among the batch’s jobs and rejects every job with the unknown outcome', async () => {
     const { send, calls } = scriptedSend([lost()]);
     const completer = new Completer(send, { repeatForMs: 60_000 });
-    const ended = Date.now() - 1; // this job's lease already ran out locally
+    const ended = monotonicMs() - 1; // this job's lease already ran out locally
 
     const outcomes = await Promise.allSettled([
       completer.complete(completion(1), LATER),
@@ -84,7 +84,7 @@ describe('Completer', () => {
 
     const shutdown = scriptedSend([lost()]);
     const completer = new Completer(shutdown.send, { repeatForMs: 60_000 });
-    completer.stopRepeatingAt(Date.now() - 1);
+    completer.stopRepeatingAt(monotonicMs() - 1);
     await expect(completer.complete(completion(1), LATER)).rejects.toBeInstanceOf(OutcomeUnknownError);
     expect(shutdown.calls).toHaveLength(1);
   });

@@ -5,6 +5,7 @@ export * from './index';
 export * from './errors';
 export * from './flow-errors';
 export * from './redis-errors';
+export * from './monotonic';
 export * from './connection/server-config-check';
 export { FullRedisNotice, FULL_REDIS_WARN_EVERY_MS } from './connection/full-redis-notice';
 export * from './ids';

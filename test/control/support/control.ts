@@ -9,12 +9,13 @@ import {
   type QueueKeys,
   type RepeatOptions,
   type ScriptContext,
+  monotonicMs,
 } from '@app/echomq/internal';
 import { jobRecord, snapshot } from '../../support/assertions';
 import { flowSnapshot } from '../../lifecycle/support/flow';
 
 /** How the job-control loops repeat a chunk whose reply was lost (as QueueService's repeatOnce). */
-export const repeat = (): RepeatOptions => ({ untilMs: Date.now() + 2_000, retryUnavailable: false });
+export const repeat = (): RepeatOptions => ({ untilMs: monotonicMs() + 2_000, retryUnavailable: false });
 
 /** Ids minted `msAgo` before now (the id's time is the job's enqueue time), in mint order. */
 export function oldIds(node: number, msAgo: number): () => string {

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { ScheduleSweeper, type JobId, type SweepResult } from '@app/echomq/internal';
+import { ScheduleSweeper, type JobId, type SweepResult, monotonicMs } from '@app/echomq/internal';
 import { advanceSchedule } from '@app/echomq/schedules/advance-schedule';
 import { idMinter, scriptContext } from '../../support/redis';
 
@@ -15,7 +15,7 @@ export async function sweepAsAReaper(redis: Redis, queue: string): Promise<Sweep
   const mint = idMinter(SWEEP_NODE);
   const deps = {
     mintIds: async (count: number) => Array.from({ length: count }, () => mint() as JobId),
-    repeat: () => ({ untilMs: Date.now() + 5_000 }),
+    repeat: () => ({ untilMs: monotonicMs() + 5_000 }),
   };
   const sweeper = new ScheduleSweeper((ctx, key, expected, replace) =>
     advanceSchedule(ctx, key, expected, deps, replace),

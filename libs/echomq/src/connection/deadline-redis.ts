@@ -1,6 +1,7 @@
 import { Command, Redis, type RedisOptions } from 'ioredis';
 import { OutcomeUnknownError, RedisUnavailableError } from '../errors';
 import { describeTarget } from './describe-target';
+import { monotonicMs } from '../monotonic';
 
 type WriteableStream = Parameters<Redis['sendCommand']>[1];
 
@@ -88,7 +89,7 @@ export class DeadlineRedis extends Redis {
   }
 
   private track(command: Command): void {
-    this.onWire.set(command, Date.now() + this.deadlineMs);
+    this.onWire.set(command, monotonicMs() + this.deadlineMs);
     const settled = (): void => {
       this.onWire.delete(command);
     };
@@ -100,7 +101,7 @@ export class DeadlineRedis extends Redis {
   /** Fails the commands past their deadline and destroys the socket; re-arms for the next due. */
   private failLateCommands(): void {
     this.deadlineTimer = undefined;
-    const now = Date.now();
+    const now = monotonicMs();
     const late: Command[] = [];
     for (const [command, due] of this.onWire) {
       if (due > now) {

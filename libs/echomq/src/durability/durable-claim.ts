@@ -5,6 +5,7 @@ import { newRequestId } from '../scripts/request-id';
 import type { DurableScriptContext } from './durable-context';
 import { checkReplicatedUntil } from './durable-write';
 import type { ReplicaWait } from './replica-confirmer';
+import { monotonicMs } from '../monotonic';
 
 export interface ClaimConfirmation {
   readonly queue: string;
@@ -62,7 +63,7 @@ export async function replicatedClaim(
       }
       if (check.state === 'present') acknowledged = check.acknowledged;
       // Each try's WAIT waited its timeout: no pause is needed before the next.
-      if (Date.now() >= claim.giveUpAt || claim.stopped.aborted) break;
+      if (monotonicMs() >= claim.giveUpAt || claim.stopped.aborted) break;
     }
   } catch (error) {
     claim.logger.warn(

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isTransientRedisError, OutcomeUnknownError } from '../errors';
 import type { ReplicaWait } from './replica-confirmer';
+import { monotonicMs } from '../monotonic';
 
 const REPEAT_FIRST_MS = 50;
 const REPEAT_MAX_MS = 2_000;
@@ -59,8 +60,8 @@ export async function checkReplicatedUntil(
       wait.reconnect();
       continue;
     }
-    if (check.state !== 'unknown' || Date.now() >= untilMs || stopped?.aborted) return check;
-    const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** attempt, untilMs - Date.now());
+    if (check.state !== 'unknown' || monotonicMs() >= untilMs || stopped?.aborted) return check;
+    const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** attempt, untilMs - monotonicMs());
     await sleep(Math.max(0, delay), undefined, { signal: stopped }).catch(() => undefined);
   }
 }
@@ -84,7 +85,7 @@ export async function replicatedWrite<T>(
     const check = await checkReplicatedUntil(wait, replyKey, ttlMs, untilMs);
     if (check.state === 'present') return { result, acknowledged: check.acknowledged };
     if (check.state === 'unknown') return { result, acknowledged: 0 };
-    if (runs >= RUNS_MAX || Date.now() >= untilMs) {
+    if (runs >= RUNS_MAX || monotonicMs() >= untilMs) {
       throw new OutcomeUnknownError(
         'a durable write',
         `its record was not on the master after ${runs} runs, a failover is under way`,

@@ -7,6 +7,7 @@ import { enqueueGroups, replayWindow, type EnqueueOutcome, type NewJobRecord } f
 import { ENQUEUE_CALL_MAX_BYTES } from '../scripts/limits';
 import { repeatUntilKnown } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
+import { monotonicMs } from '../monotonic';
 
 /** Payload bytes of one caller's jobs (what bounds a merged call's size on the wire). */
 export function payloadBytes(records: readonly NewJobRecord[]): number {
@@ -61,7 +62,7 @@ export class EnqueueBatcher {
   private async send(calls: (readonly NewJobRecord[])[]): Promise<GroupOutcome[]> {
     const { ctx } = this;
     const requestId = newRequestId();
-    const untilMs = Date.now() + this.repeatForMs;
+    const untilMs = monotonicMs() + this.repeatForMs;
     const write = (): Promise<GroupOutcome[]> =>
       repeatUntilKnown(() => enqueueGroups(ctx, calls, this.idempotencyTtlMs, requestId), {
         untilMs,

@@ -29,6 +29,7 @@ import { QueueDefinitions } from './queue-definitions';
 import { QueueRegistration } from './queue-registration';
 import { QueueHandle } from './queue-handle';
 import { ScheduleSurface } from './surfaces/schedule-surface';
+import { monotonicMs } from '../monotonic';
 
 export { ENQUEUE_MANY_MAX };
 
@@ -260,7 +261,7 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    * Redis is reported at once, having already waited a deadline.
    */
   protected repeatOnce(): { untilMs: number; retryUnavailable: boolean } {
-    return { untilMs: Date.now() + this.settings.commandTimeoutMs * 2, retryUnavailable: false };
+    return { untilMs: monotonicMs() + this.settings.commandTimeoutMs * 2, retryUnavailable: false };
   }
 
   protected mintIds(count: number): Promise<JobId[]> {

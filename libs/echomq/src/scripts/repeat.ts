@@ -1,4 +1,5 @@
 import { isTransientRedisError, OutcomeUnknownError, RedisUnavailableError } from '../errors';
+import { monotonicMs } from '../monotonic';
 
 export interface RepeatOptions {
   /** Local clock (ms) after which the last transient error is thrown instead of repeating. */
@@ -35,12 +36,12 @@ export async function repeatUntilKnown<T>(call: () => Promise<T>, options: Repea
       const repeatable =
         isTransientRedisError(error) &&
         (options.retryUnavailable !== false || !(error instanceof RedisUnavailableError));
-      if (!repeatable || Date.now() >= options.untilMs || options.stopped?.()) {
+      if (!repeatable || monotonicMs() >= options.untilMs || options.stopped?.()) {
         throw error instanceof RedisUnavailableError && unknown ? unknown : error;
       }
       options.onRepeat?.(error, attempt);
       const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (attempt - 1));
-      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, options.untilMs - Date.now())));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, options.untilMs - monotonicMs())));
     }
   }
 }

@@ -2,6 +2,7 @@ import { InvalidArgumentError, OutcomeUnknownError, RedisUnavailableError } from
 import type { ScriptContext } from './context';
 import type { RedisClient, ScriptName } from './registry';
 import { typedOutOfMemory } from './reply-errors';
+import { monotonicMs } from '../monotonic';
 
 /**
  * How long a script refused by Redis Cluster while its slot migrates (TRYAGAIN, or ioredis
@@ -53,13 +54,13 @@ export async function runScript(
   keys: readonly string[],
   args: readonly (string | number)[],
 ): Promise<unknown> {
-  const started = Date.now();
+  const started = monotonicMs();
   for (let attempt = 1; ; attempt++) {
     try {
       return await ctx.redis[name](...keys, ...args);
     } catch (error) {
       if (!refusedDuringMigration(error)) throw typed(error, name, ctx.redis);
-      const waited = Date.now() - started;
+      const waited = monotonicMs() - started;
       if (waited >= MIGRATION_WAIT_MS) {
         throw new RedisUnavailableError(`the slot of queue ${ctx.keys.queue} (migrating)`, waited);
       }

@@ -6,6 +6,7 @@ import type { DurableScriptContext } from '../durability/durable-context';
 import { replicatedClaim } from '../durability/durable-claim';
 import { claimJobs, type ClaimBatch, type ClaimRequest, type ScriptContext } from '../scripts';
 import { newRequestId } from '../scripts/request-id';
+import { monotonicMs } from '../monotonic';
 
 const REPEAT_FIRST_MS = 50;
 const REPEAT_MAX_MS = 2_000;
@@ -39,7 +40,7 @@ export async function claimWithRepeat(
   options: ClaimCallOptions,
 ): Promise<SentClaim> {
   const sent = { ...request, claimantPrefix: newRequestId() };
-  const sentAt = Date.now();
+  const sentAt = monotonicMs();
   const batch = await claimRepeated(ctx, sent, sentAt, options);
   if (!ctx.durability || batch.jobs.length === 0) return { batch, sentAt };
   // Durable writes: no handler starts before its claim is on the replicas (replicatedClaim).
@@ -66,13 +67,13 @@ async function claimRepeated(
     try {
       return await claimJobs(ctx, sent);
     } catch (error) {
-      if (!isTransientRedisError(error) || options.stopped.aborted || Date.now() >= untilMs) throw error;
+      if (!isTransientRedisError(error) || options.stopped.aborted || monotonicMs() >= untilMs) throw error;
       warnUnlessUnreachable(
         options.logger,
         error,
         `Claim on ${options.queue}: ${error.message}; repeating it (${attempt})`,
       );
-      const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** (attempt - 1), untilMs - Date.now());
+      const delay = Math.min(REPEAT_MAX_MS, REPEAT_FIRST_MS * 2 ** (attempt - 1), untilMs - monotonicMs());
       await sleep(delay, undefined, { signal: options.stopped }).catch(() => undefined);
       if (options.stopped.aborted) throw error;
     }

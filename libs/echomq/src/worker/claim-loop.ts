@@ -15,6 +15,7 @@ import { RunningJob } from './running-job';
 import type { WakeWaiter } from './wake-waiter';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 import { FullRedisNotice } from '../connection/full-redis-notice';
+import { monotonicMs } from '../monotonic';
 
 const ERROR_BACKOFF_MAX_MS = 5_000;
 /** After the grace period, how long handlers aborted but not released get to return and be settled. */
@@ -165,7 +166,7 @@ export class ClaimLoop {
   }
 
   private async halt(graceMs: number, final: boolean): Promise<void> {
-    const graceEnd = Date.now() + graceMs;
+    const graceEnd = monotonicMs() + graceMs;
     const repeatEnd = graceEnd + this.timing.commandTimeoutMs;
     this.stopping = true;
     this.stopped.abort();
@@ -178,7 +179,7 @@ export class ClaimLoop {
     if (left.length > 0) {
       const unreleased = await releaseAtShutdown(this.ctx, this.queue, left, repeatEnd, this.logger);
       // Their outcomes still count: a handler that returns now is settled (see JobRunner.run).
-      await this.handlersReturned(Date.now() + ABORTED_RETURN_MS, unreleased);
+      await this.handlersReturned(monotonicMs() + ABORTED_RETURN_MS, unreleased);
     }
     // Outcomes already computed still go out (at a shutdown, settle repeats end at repeatEnd).
     await this.slots.settled();
@@ -260,8 +261,8 @@ export class ClaimLoop {
   private async handlersReturned(deadlineMs: number, jobs?: readonly RunningJob[]): Promise<void> {
     const busy = (): boolean =>
       jobs === undefined ? this.slots.handlersRunning : jobs.some((job) => this.slots.isRunning(job));
-    while (busy() && Date.now() < deadlineMs) {
-      await this.changes.changed(deadlineMs - Date.now());
+    while (busy() && monotonicMs() < deadlineMs) {
+      await this.changes.changed(deadlineMs - monotonicMs());
     }
   }
 }

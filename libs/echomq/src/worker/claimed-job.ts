@@ -13,6 +13,7 @@ import {
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
 import type { RunningJob } from './running-job';
+import { monotonicMs } from '../monotonic';
 
 /**
  * The Job a handler receives. A class (not an object of closures) because one is
@@ -82,7 +83,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     // One request id for every try: a repeat of a line that was written appends nothing. Repeats
     // end with the lease (a stale claim cannot write anyway) and well inside the replay window.
     const requestId = newRequestId();
-    const untilMs = Math.min(this.running.leaseValidUntil, Date.now() + replayWindow(this.ctx) / 2);
+    const untilMs = Math.min(this.running.leaseValidUntil, monotonicMs() + replayWindow(this.ctx) / 2);
     await repeatUntilKnown(() => appendJobLog(this.ctx, this.running.claim, line, requestId), { untilMs });
   }
 

@@ -3,6 +3,7 @@ import type { Completion } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { repeatUntilKnown } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
+import { monotonicMs } from '../monotonic';
 
 /** Sends one batch of completions under one request id: per completion, true when completed, false when stale. */
 export type CompletionSend = (completions: Completion[], requestId: string) => Promise<boolean[]>;
@@ -63,11 +64,11 @@ export class Completer {
     const completions = requests.map((request) => request.completion);
     const requestId = newRequestId();
     const leaseEnd = Math.min(...requests.map((request) => request.untilMs));
-    const untilMs = Math.min(leaseEnd, Date.now() + this.options.repeatForMs);
+    const untilMs = Math.min(leaseEnd, monotonicMs() + this.options.repeatForMs);
     const completed = await repeatUntilKnown(() => this.send(completions, requestId), {
       untilMs,
       onRepeat: this.options.onRepeat,
-      stopped: () => Date.now() >= this.stopAtMs,
+      stopped: () => monotonicMs() >= this.stopAtMs,
     });
     return completed.map((flag) => [flag]);
   }

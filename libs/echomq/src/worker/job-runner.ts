@@ -16,6 +16,7 @@ import { rateLimitOf } from './rate-limit-of';
 import type { RunningJob } from './running-job';
 import { ThrottleLog } from './throttle-log';
 import { emitIsolated, type WorkerEventEmitter, type WorkerEvents } from './worker-events';
+import { monotonicMs } from '../monotonic';
 
 /** Tries of a settlement call that Redis refused outright (nothing was written, so trying again is safe). */
 const SETTLE_TRIES = 5;
@@ -239,7 +240,7 @@ export class JobRunner {
     repeatUnknown = true,
   ): Promise<T | typeof GAVE_UP> {
     const requestId = newRequestId();
-    const repeatEnd = Date.now() + this.timing.repeatForMs;
+    const repeatEnd = monotonicMs() + this.timing.repeatForMs;
     for (let tries = 1; ; tries++) {
       try {
         return await call(requestId);
@@ -248,14 +249,14 @@ export class JobRunner {
         const untilMs = Math.min(running.leaseValidUntil, repeatEnd, this.stopAtMs);
         const transient = isTransientRedisError(error);
         const again = transient ? repeatUnknown : tries < SETTLE_TRIES;
-        if (!again || Date.now() >= untilMs) {
+        if (!again || monotonicMs() >= untilMs) {
           this.logger.error(
             `Could not ${verb} job ${running.record.id} (${(error as Error).message}); ` +
               'the reaper will return it when its lease expires',
           );
           return GAVE_UP;
         }
-        const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** tries, untilMs - Date.now());
+        const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** tries, untilMs - monotonicMs());
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }

@@ -3,6 +3,7 @@ import { extendLeases, type ScriptContext } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { newRequestId } from '../scripts/request-id';
 import type { RunningJob } from './running-job';
+import { monotonicMs } from '../monotonic';
 
 /** How often local lease estimates are checked, whatever Redis does: a tenth of the lease, 10 ms to 1 s. */
 function sweepEvery(leaseMs: number): number {
@@ -62,7 +63,7 @@ export class LeaseKeeper {
     const slices: RunningJob[][] = [];
     for (let at = 0; at < live.length; at += SCRIPT_BATCH_MAX)
       slices.push(live.slice(at, at + SCRIPT_BATCH_MAX));
-    const sentAt = Date.now();
+    const sentAt = monotonicMs();
     const outcomes = await Promise.allSettled(
       slices.map((slice) =>
         extendLeases(
@@ -115,7 +116,7 @@ export class LeaseKeeper {
   }
 
   private sweep(): void {
-    const now = Date.now();
+    const now = monotonicMs();
     let expired = 0;
     for (const job of this.jobs.values()) {
       if (job.aborted || now <= job.leaseValidUntil) continue;

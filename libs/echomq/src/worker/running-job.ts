@@ -28,9 +28,9 @@ export class RunningJob {
   }
 
   /**
-   * Local-clock estimate of when the lease runs out: the latest (send time + lease) of
-   * the claim and every extend Redis confirmed. The send time is before Redis read its
-   * clock, so the estimate is never later than the real deadline. Past this point the
+   * Estimate, on this process's monotonic clock (monotonicMs), of when the lease runs out:
+   * the latest (send time + lease) of the claim and every extend Redis confirmed. The send
+   * time is before Redis read its clock, so the estimate is never later than the real deadline. Past this point the
    * lease must be presumed lost, whether or not Redis can be asked.
    */
   get leaseValidUntil(): number {
