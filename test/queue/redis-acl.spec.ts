@@ -1,92 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import {
-  Processor,
-  QueueService,
-  RateLimitedError,
-  UnrecoverableError,
-  type Job,
-  type QueueEvent,
-} from '@app/echomq';
+import { Processor, QueueService, type Job, type QueueEvent } from '@app/echomq';
 import { Reaper } from '@app/echomq/internal';
+import { aclArguments, unexpectedRefusalsOf, urlAs } from '../security/support/acl';
+import {
+  aborted,
+  AclProcessor,
+  gates,
+  QUEUE,
+  SCHEDULED,
+  scheduledRuns,
+  ScheduledProcessor,
+} from '../security/support/worker-acl-processors';
 import { bootApp } from '../support/nest';
-import { waitUntil } from '../worker/fixtures/support';
-import { connect, redisUrl, uniqueQueue } from '../support/redis';
+import { waitUntil, withTimeout } from '../worker/fixtures/support';
+import { connect, uniqueQueue } from '../support/redis';
 
 const tag = randomBytes(4).toString('hex');
 const PREFIX = `acl-${tag}`;
-const QUEUE = uniqueQueue('acl');
-
-/** The ACL line of docs/upgrading.md, exactly as documented (user, password and prefix are its placeholders). */
-function documentedAclLine(): string {
-  const doc = readFileSync(join(__dirname, '../../docs/upgrading.md'), 'utf8');
-  const line = doc.split('\n').find((text) => text.startsWith('ACL SETUSER '));
-  if (!line) throw new Error('docs/upgrading.md documents no ACL SETUSER line');
-  return line;
-}
-
-/** The documented rule for one user and prefix, as ACL SETUSER arguments. */
-function aclArguments(user: string, password: string, prefix: string, without: string[] = []): string[] {
-  const words = documentedAclLine().split(' ').slice(2);
-  expect(words.slice(0, 5)).toEqual(['emq-app', 'on', '>change-me', 'resetkeys', '~emq:*']);
-  return [user, 'on', `>${password}`, 'resetkeys', `~${prefix}:*`, ...words.slice(5)].filter(
-    (word) => !without.includes(word),
-  );
-}
-
-function urlAs(user: string, password: string): string {
-  const url = new URL(redisUrl());
-  url.username = user;
-  url.password = password;
-  return url.href;
-}
-
-/** Entries of ACL LOG (refused commands and keys) for one user; other suites' users are not ours to judge. */
-async function refusalsOf(admin: Redis, user: string): Promise<Record<string, unknown>[]> {
-  const log = (await admin.call('ACL', 'LOG', '128')) as unknown[][];
-  return log
-    .map((entry) => {
-      const fields: Record<string, unknown> = {};
-      for (let i = 0; i < entry.length; i += 2) fields[String(entry[i])] = entry[i + 1];
-      return fields;
-    })
-    .filter((fields) => fields.username === user);
-}
-
-/** Jobs whose handler waits for something the test observes; resolved by the test. */
-const gates = new Map<string, () => void>();
-function gate(id: string): Promise<void> {
-  return new Promise((resolve) => gates.set(id, resolve));
-}
-
-@Processor(QUEUE, { leaseMs: 3_000, backoff: { type: 'fixed', delayMs: 0 } })
-class AclProcessor {
-  async process(job: Job<{ kind: string }>) {
-    switch (job.data.kind) {
-      case 'flaky': // fail -> schedule -> promoted -> claimed again
-        if (job.attempt === 1) throw new Error('first attempt fails');
-        return 'recovered';
-      case 'doom': // straight to dead; succeeds once retried
-        if (job.attempt === 1) throw new UnrecoverableError('doomed');
-        return 'retried';
-      case 'limited': // a throttle of its lane, then it runs again
-        if (job.attempt === 1) throw new RateLimitedError(50, { scope: 'lane' });
-        return 'throttled';
-      case 'slow': // holds its lease until a heartbeat extended it
-        await job.progress({ step: 1 });
-        await gate(job.id);
-        return 'extended';
-      default:
-        return 'ok';
-    }
-  }
-}
 
 describe('a worker under an ACL user scoped to its key prefix', () => {
-  const user = `emq-acl-${tag}`;
+  const user = `emq-worker-${tag}`;
   const password = randomBytes(12).toString('hex');
   let admin: Redis;
   let app: INestApplication;
@@ -94,13 +29,19 @@ describe('a worker under an ACL user scoped to its key prefix', () => {
 
   beforeAll(async () => {
     admin = connect();
-    await admin.call('ACL', 'SETUSER', ...aclArguments(user, password, PREFIX));
+    await admin.call('ACL', 'SETUSER', ...aclArguments('emq-worker', user, password, PREFIX));
     // No nodeId: the node number is leased under the prefix, with the user's rights.
-    app = await bootApp([AclProcessor], { connection: { url: urlAs(user, password) }, keyPrefix: PREFIX });
+    app = await bootApp([AclProcessor, ScheduledProcessor], {
+      connection: { url: urlAs(user, password) },
+      keyPrefix: PREFIX,
+      reaper: { intervalMs: 100, batch: 1 },
+    });
     queues = app.get(QueueService);
   });
 
   afterAll(async () => {
+    aborted.resolveAll();
+    gates.forEach((open) => open());
     await app?.close();
     await admin.call('ACL', 'DELUSER', user);
     await admin.quit();
@@ -144,9 +85,23 @@ describe('a worker under an ACL user scoped to its key prefix', () => {
       expect(await queues.isPaused(QUEUE)).toBe(true);
       await queues.resume(QUEUE);
       expect(await queues.isPaused(QUEUE)).toBe(false);
+
+      // A queue no loop here serves: only the reaper promotes its jobs as they fall due, one
+      // per call (reaper.batch 1), so it finds its batch full and counts what is left.
+      const unserved = uniqueQueue('acl-unserved');
+      await queues.enqueue(unserved, 'a', { delayMs: 1 });
+      await queues.enqueue(unserved, 'b', { delayMs: 1 });
+      await waitUntil(async () => (await queues.counts(unserved)).pending === 2, 'the reaper promoting both');
       await queues.retry(QUEUE, doom);
       await expect(queues.waitFor(QUEUE, doom, 10_000)).resolves.toBe('retried');
       expect(await queues.remove(QUEUE, later)).toBe('schedule');
+      const hold = await queues.enqueue(QUEUE, { kind: 'hold' });
+      await waitUntil(
+        async () => (await queues.getJob(QUEUE, hold))?.state === 'active',
+        'the held job running',
+      );
+      expect(await queues.remove(QUEUE, hold)).toBe('active');
+      await withTimeout(aborted.get(hold).promise, 10_000, 'the removed job aborted');
 
       // Flow control: the first use marks the queue (and counts its default lane), limits, lane
       // settings, a lane's pause, a priority, a throttle, and the reads across lanes.
@@ -165,6 +120,16 @@ describe('a worker under an ACL user scoped to its key prefix', () => {
       await expect(queues.waitFor(QUEUE, parked, 10_000)).resolves.toBe('ok');
       const limited = await queues.enqueue(QUEUE, { kind: 'limited' }, { lane: 'tenant-a' });
       await expect(queues.waitFor(QUEUE, limited, 10_000)).resolves.toBe('throttled');
+      const held = await queues.enqueue(QUEUE, { kind: 'held' });
+      // A hold of the queue wakes no idle worker (its loop would wait out IDLE_MAX_MS, 5 s):
+      // an enqueue does, and its claim reads the hold and sleeps until it ends.
+      await waitUntil(
+        () => events.some((event) => event.type === 'throttled' && event.ids.includes(held)),
+        'the queue held',
+      );
+      const after = await queues.enqueue(QUEUE, { kind: 'plain' });
+      await expect(queues.waitFor(QUEUE, held, 10_000)).resolves.toBe('held');
+      await expect(queues.waitFor(QUEUE, after, 10_000)).resolves.toBe('ok');
       expect(await queues.laneHolds(QUEUE)).toEqual({});
       expect(await queues.heldUntil(QUEUE)).toBeNull();
 
@@ -172,6 +137,10 @@ describe('a worker under an ACL user scoped to its key prefix', () => {
       const idle = uniqueQueue('acl-idle');
       await queues.register(idle);
       expect(await app.get(Reaper).prune()).toContain(idle);
+
+      // The declared schedule ran twice: its occurrence was promoted, claimed, and advanced.
+      await waitUntil(() => scheduledRuns.length >= 2, 'two runs of the declared schedule');
+      expect((await queues.getSchedule(SCHEDULED, 'tick'))?.spec).toEqual({ everyMs: 100 });
 
       const types = new Set(events.map((event) => event.type));
       for (const type of [
@@ -192,7 +161,7 @@ describe('a worker under an ACL user scoped to its key prefix', () => {
     }
     // Shutdown too: the node lease is given back and the connections quit under the same rights.
     await app.close();
-    expect(await refusalsOf(admin, user)).toEqual([]);
+    expect(await unexpectedRefusalsOf(admin, user)).toEqual([]);
   });
 
   it("cannot reach keys outside its prefix: the default prefix's registry, another prefix's queue", async () => {
@@ -222,7 +191,11 @@ describe('a worker under an ACL user refused INFO', () => {
 
   it('skips the version check and serves its queue', async () => {
     const admin = connect();
-    await admin.call('ACL', 'SETUSER', ...aclArguments(user, password, PREFIX, ['+info']));
+    await admin.call(
+      'ACL',
+      'SETUSER',
+      ...aclArguments('emq-worker', user, password, PREFIX, { without: ['+info'] }),
+    );
     try {
       // ioredis's own ready check needs INFO too: docs/upgrading.md says to turn it off here.
       const app = await bootApp([Echo], {
@@ -237,7 +210,7 @@ describe('a worker under an ACL user refused INFO', () => {
       } finally {
         await app.close();
       }
-      const refused = await refusalsOf(admin, user);
+      const refused = await unexpectedRefusalsOf(admin, user);
       expect(refused.map((entry) => entry.object)).toEqual(['info']);
     } finally {
       await admin.call('ACL', 'DELUSER', user);
