@@ -1,17 +1,20 @@
-import {
-  ENQUEUE_MANY_MAX as BULK_MAX,
-  isJobId,
-  isValidLaneName,
-  isValidQueueName,
-  JOB_IDS,
-  STATE_SETS,
-} from '@app/echomq/internal';
+import { ENQUEUE_MANY_MAX as BULK_MAX, isValidLaneName, STATE_SETS } from '@app/echomq/internal';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { MAX_DELAY_MS } from '../../apps/api/src/queues/dto/enqueue-job.dto';
-import { RUN_AT_MAX_MS, runAtToMs } from '../../apps/api/src/queues/dto/validators';
 import { RedisServer } from '../support/redis-server';
 import { keyDump, startApi, type RunningApi } from './support/api';
+import {
+  badItemJson,
+  badJobId,
+  badQueueName,
+  ENQUEUE_FIELDS,
+  json,
+  notJson,
+  queryOf,
+  unknownKeyBesides,
+  validItem,
+  validJobId,
+} from './support/generators';
 import { RawClient, type RawRequest } from './support/raw-http';
 
 /**
@@ -32,187 +35,12 @@ interface Case {
   readonly expect: readonly number[];
 }
 
-const json = (value: unknown): string => JSON.stringify(value);
 const post = (path: string, body: string, contentType?: string): RawRequest => ({
   method: 'POST',
   path,
   body,
   ...(contentType ? { contentType } : {}),
 });
-
-// --- values -----------------------------------------------------------------------------
-
-/** A small, always-valid payload (well under the payload limit, no reserved keys). */
-const payload = fc.oneof(
-  fc.integer(),
-  fc.string({ maxLength: 20 }),
-  fc.constant(null),
-  fc.dictionary(fc.stringMatching(/^[a-z]{1,5}$/), fc.integer(), { maxKeys: 3 }),
-);
-const validItem = payload.map((data) => ({ data }));
-
-const notAnInteger = fc.oneof(
-  fc.string(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.array(fc.integer(), { maxLength: 3 }),
-  fc.dictionary(fc.string({ maxLength: 3 }), fc.integer(), { maxKeys: 2 }),
-  fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Number.isInteger(n)),
-);
-const notAString = fc.oneof(
-  fc.integer(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.array(fc.string(), { maxLength: 3 }),
-  fc.dictionary(fc.string({ maxLength: 3 }), fc.string(), { maxKeys: 2 }),
-);
-const notARunAt = fc.oneof(
-  fc.boolean(),
-  fc.constant(null),
-  fc.array(fc.integer(), { maxLength: 2 }),
-  fc.string({ maxLength: 30 }).filter((text) => runAtToMs(text) === undefined),
-  fc.constantFrom('2030-01-01', '2030-01-01T00:00:00', '2030-02-30T00:00:00Z', '1969-12-31T23:59:59Z'),
-  fc.integer({ max: -1 }),
-  fc.integer({ min: RUN_AT_MAX_MS + 1, max: Number.MAX_SAFE_INTEGER }),
-  fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Number.isInteger(n)),
-);
-
-/** One field of an enqueue item set to a wrong type or an out-of-range value. */
-const badField: fc.Arbitrary<[string, unknown]> = fc.oneof(
-  fc.tuple(fc.constantFrom('delayMs', 'maxAttempts'), notAnInteger),
-  fc.tuple(fc.constantFrom('name', 'idempotencyKey'), notAString),
-  fc.tuple(fc.constant('runAt'), notARunAt),
-  fc.tuple(
-    fc.constant('delayMs'),
-    fc.oneof(fc.integer({ max: -1 }), fc.integer({ min: MAX_DELAY_MS + 1, max: Number.MAX_SAFE_INTEGER })),
-  ),
-  fc.tuple(
-    fc.constant('maxAttempts'),
-    fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: 1_000_001, max: 2 ** 40 })),
-  ),
-  fc.tuple(fc.constant('name'), fc.string({ minLength: 129, maxLength: 300 })),
-  fc.tuple(
-    fc.constant('idempotencyKey'),
-    fc.oneof(fc.constant(''), fc.string({ minLength: 257, maxLength: 400 })),
-  ),
-  // Not a lane name: not a string, or a string outside the keyspace's lane rule.
-  fc.tuple(
-    fc.constant('lane'),
-    fc.oneof(
-      notAString,
-      fc.string({ maxLength: 80 }).filter((text) => !isValidLaneName(text)),
-    ),
-  ),
-  fc.tuple(
-    fc.constant('priority'),
-    fc.oneof(notAnInteger, fc.integer({ max: -1 }), fc.integer({ min: 10, max: 2 ** 40 })),
-  ),
-  fc.tuple(
-    fc.constant('timeoutMs'),
-    fc.oneof(notAnInteger, fc.integer({ max: 0 }), fc.integer({ min: 604_800_001, max: 2 ** 40 })),
-  ),
-  // A job's own backoff that is not a fixed or exponential policy in range.
-  fc.tuple(
-    fc.constant('backoff'),
-    fc.oneof(
-      fc.constant(null),
-      fc
-        .jsonValue({ maxDepth: 1 })
-        .filter((value) => typeof value !== 'object' || value === null || Array.isArray(value)),
-      fc.record({ type: fc.constantFrom('custom', 'linear', '') }),
-      fc.record({ type: fc.constant('fixed'), delayMs: fc.oneof(fc.integer({ max: -1 }), fc.constant(1.5)) }),
-    ),
-  ),
-);
-
-const KNOWN_FIELDS = new Set([
-  'name',
-  'data',
-  'delayMs',
-  'runAt',
-  'maxAttempts',
-  'idempotencyKey',
-  'backoff',
-  'lane',
-  'priority',
-  'timeoutMs',
-]);
-const unknownKey = fc.oneof(
-  fc.string({ minLength: 1, maxLength: 20 }).filter((key) => !KNOWN_FIELDS.has(key)),
-  // Names class-transformer or Nest would silently drop rather than report.
-  fc.constantFrom('toString', 'hasOwnProperty', 'valueOf', '__proto__', 'constructor', 'prototype', 'jobs'),
-);
-
-/** An enqueue item with exactly one thing wrong with it, as JSON text (so "__proto__" survives). */
-const badItemJson: fc.Arbitrary<string> = fc.oneof(
-  fc.tuple(validItem, badField).map(([item, [key, value]]) => json({ ...item, [key]: value })),
-  fc
-    .tuple(validItem, unknownKey, fc.jsonValue({ maxDepth: 1 }))
-    .map(([item, key, value]) => `${json(item).slice(0, -1)},${json(key)}:${json(value) ?? 'null'}}`),
-  // data missing (other fields valid)
-  fc.record({ name: fc.string({ maxLength: 10 }), delayMs: fc.nat(1000) }).map(json),
-);
-
-const badQueueName = fc
-  .oneof(
-    fc.string({ minLength: 1, maxLength: 80 }),
-    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 10 }),
-    fc.constantFrom(
-      'a'.repeat(65),
-      'a:b',
-      'a{b}',
-      '{x}',
-      'a b',
-      'ä',
-      'a/b',
-      'a*',
-      'a?b',
-      'a\u0000',
-      '%',
-      ' ',
-    ),
-  )
-  .filter((name) => !isValidQueueName(name));
-
-const validIdOf = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map((n) => JOB_IDS.format(n));
-const badJobId = fc
-  .oneof(
-    fc.string({ minLength: 1, maxLength: 30 }),
-    fc.constantFrom(
-      'JOB',
-      'JOB123',
-      'job0Ah3kPz9QwE',
-      'JOX0Ah3kPz9QwE',
-      'JOB0Ah3kPz9QwE0',
-      'JOBzzzzzzzzzzz',
-      '..',
-      '.',
-      'bulk',
-    ),
-    // A valid id with one character replaced by one outside the alphabet.
-    fc
-      .tuple(validIdOf, fc.integer({ min: 3, max: 13 }), fc.constantFrom('-', '_', '.', '~', ' ', 'é', '+'))
-      .map(([id, at, char]) => id.slice(0, at) + char + id.slice(at + 1)),
-  )
-  .filter((id) => !isJobId(id));
-
-const notJson = fc.oneof(
-  fc.string({ maxLength: 60 }).filter((text) => {
-    try {
-      JSON.parse(text);
-      return false;
-    } catch {
-      return true;
-    }
-  }),
-  // A valid body cut short.
-  fc
-    .tuple(validItem, fc.nat())
-    .map(([item, cut]) => json(item).slice(0, cut % json(item).length))
-    .filter((text) => text.length > 0),
-  // JSON, but not an object or array at the top (the parser is strict).
-  fc.constantFrom('1', '"text"', 'true', 'null'),
-);
 
 /** The codes of the EchoMQ errors each category may meet (the api's own refusals have none). */
 const LIBRARY_CODES: Readonly<Record<string, readonly string[]>> = {
@@ -247,8 +75,6 @@ function cases(seedId: string): fc.Arbitrary<Case> {
     { method: 'POST', path: `${jobs}/${id}/retry` },
     { method: 'DELETE', path: `${jobs}/${id}` },
   ];
-  const query = (params: [string, string][]): string =>
-    params.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join('&');
   const isValidLimit = (text: string) => /^\d{1,7}$/.test(text) && Number(text) >= 1 && Number(text) <= 1000;
 
   return fc.oneof(
@@ -290,7 +116,7 @@ function cases(seedId: string): fc.Arbitrary<Case> {
         fc.constant({}),
         fc
           .tuple(
-            unknownKey.filter((key) => key !== 'jobs'),
+            unknownKeyBesides(ENQUEUE_FIELDS).filter((key) => key !== 'jobs'),
             fc.jsonValue({ maxDepth: 1 }),
           )
           .map(
@@ -369,12 +195,12 @@ function cases(seedId: string): fc.Arbitrary<Case> {
       )
       .map((params) => ({
         category: 'bad query',
-        req: { method: 'GET', path: `${jobs}?${query(params)}` },
+        req: { method: 'GET', path: `${jobs}?${queryOf(params)}` },
         expect: [400],
       })),
     fc
       .tuple(
-        validIdOf.filter((id) => id !== seedId),
+        validJobId.filter((id) => id !== seedId),
         fc.nat(),
       )
       .map(([id, pick]) => {
@@ -391,6 +217,11 @@ function cases(seedId: string): fc.Arbitrary<Case> {
       .constantFrom<RawRequest>(
         { method: 'PUT', path: `/queues/${QUEUE}/schedules/nightly`, body: '{"cron":"not a cron"}' },
         { method: 'PUT', path: `/queues/${QUEUE}/schedules/nightly`, body: '{"everyMs":0}' },
+        {
+          method: 'PUT',
+          path: `/queues/${QUEUE}/schedules/nightly`,
+          body: '{"everyMs":60000,"template":[]}',
+        },
         {
           method: 'PUT',
           path: `/queues/${QUEUE}/schedules/nightly`,
@@ -507,5 +338,22 @@ describe('api: bad input', () => {
         'no such route',
       ].sort(),
     );
+  });
+
+  it('refuses a schedule template that is not one object, writing nothing', async () => {
+    const sizeBefore = await redis.dbsize();
+    const before = await keyDump(redis);
+    // An array passes ValidateNested (it validates each element), so it needs its own rule.
+    for (const template of ['[]', '[{"data":1}]', 'null', '5', '"daily"']) {
+      const res = await client.send({
+        method: 'PUT',
+        path: `/queues/${QUEUE}/schedules/templated`,
+        body: `{"everyMs":60000,"template":${template}}`,
+      });
+      expect({ template, status: res.status }).toEqual({ template, status: 400 });
+      expect(JSON.parse(res.text)).toMatchObject({ statusCode: 400, message: expect.anything() });
+    }
+    expect(await redis.dbsize()).toBe(sizeBefore);
+    expect(await keyDump(redis)).toEqual(before);
   });
 });

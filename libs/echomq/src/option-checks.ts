@@ -1,10 +1,11 @@
-import { describeValue, InvalidOptionError } from './errors';
+import { describeValue, InvalidArgumentError, InvalidOptionError } from './errors';
 
 /**
  * The checks every module, queue and processor option goes through at boot
  * (docs/options.md). Each refuses with InvalidOptionError naming the option by its
  * path (`reaper.batch`, `queues.emails.concurrency`), so a bad configuration stops
  * the application before a script can fail halfway on a value it cannot use.
+ * The options bag of a call (`optionsOf`) is checked the same way, as an argument.
  */
 export interface Range {
   readonly min: number;
@@ -81,4 +82,27 @@ export function checkFields(
   for (const [key, check] of Object.entries(checks)) {
     if (record[key] !== undefined) check(record[key], optionPath(parent, key));
   }
+}
+
+/**
+ * A call's options bag (browse, clean, enqueue, ...): undefined for "none", else a plain object
+ * with no key outside `known`. Anything else is refused with InvalidArgumentError before a
+ * command is sent: a misspelt option is refused, not ignored, and `null`, an array, a function
+ * or a number is a caller's mistake, not a way to say "no options". Its fields are the caller's
+ * to check (each call knows what null means for its own fields).
+ */
+export function optionsOf<T extends object>(
+  value: T | undefined,
+  known: readonly string[],
+  what: string,
+): Partial<T> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidArgumentError(`${what} must be an object, got ${describeValue(value)}`);
+  }
+  const unknown = Object.keys(value).filter((key) => !known.includes(key));
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(`${what} takes ${known.join(', ')}; unknown: ${unknown.join(', ')}`);
+  }
+  return value;
 }

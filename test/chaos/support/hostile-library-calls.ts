@@ -200,7 +200,11 @@ export function libraryCalls(seed: Seeded): fc.Arbitrary<LibraryCall> {
     call('submit')(queue, payload, enqueueOptions),
     call('enqueueMany')(
       queue,
-      fc.oneof(notAnObject, just(Array.from({ length: ENQUEUE_MANY_MAX + 1 }, () => ({ data: 1 })))),
+      fc.oneof(
+        // An empty array is a valid enqueueMany (it enqueues nothing), so it is not hostile.
+        notAnObject.filter((value) => !(Array.isArray(value) && value.length === 0)),
+        just(Array.from({ length: ENQUEUE_MANY_MAX + 1 }, () => ({ data: 1 }))),
+      ),
     ),
     fc.tuple(queue, fc.array(payload, { maxLength: 3 }), badJob, fc.nat()).map(([q, good, bad, at]) => {
       const jobs: unknown[] = good.map((data) => ({ data }));

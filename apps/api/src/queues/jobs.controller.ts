@@ -52,8 +52,8 @@ export class JobsController {
     @Param('queue', QueueNamePipe) queue: string,
     @Body() body: EnqueueJobDto,
   ): Promise<SubmittedJobResponse> {
-    const job = withDedupe(toJobToEnqueue(body), body);
-    const { id, outcome } = await this.queues.submit(queue, job.data, job);
+    const { data, ...options } = withDedupe(toJobToEnqueue(body), body);
+    const { id, outcome } = await this.queues.submit(queue, data, options);
     // Read the state back rather than guess it: the server clock decides pending vs schedule,
     // and a matched job may have moved on since.
     const view = await this.queues.getJob(queue, id);

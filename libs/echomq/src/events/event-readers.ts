@@ -1,4 +1,5 @@
 import type { RedisConnections } from '../connection/redis-connections';
+import { describeValue, InvalidArgumentError } from '../errors';
 import type { JobView } from '../queue/job-view';
 import { DEFAULT_KEY_PREFIX, queueKeys } from '../keyspace';
 import { QueueEventReader } from './event-reader';
@@ -33,8 +34,15 @@ export class QueueEventReaders {
     private readonly keyPrefix = DEFAULT_KEY_PREFIX,
   ) {}
 
-  /** Calls listener with every event of the queue from now on; returns the function that unsubscribes. */
+  /**
+   * Calls listener with every event of the queue from now on; returns the function that
+   * unsubscribes. A listener that is not a function is refused (InvalidArgumentError) before
+   * a reader is started: taken, it would fail on every event, far from the mistake.
+   */
   async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
+    if (typeof listener !== 'function') {
+      throw new InvalidArgumentError(`listener must be a function, got ${describeValue(listener)}`);
+    }
     const reader = await this.reader(queue);
     const unsubscribe = reader.subscribe(listener);
     return () => {

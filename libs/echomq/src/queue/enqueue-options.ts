@@ -7,7 +7,7 @@ import {
   DEFAULT_LANE,
   DEFAULT_PRIORITY,
 } from '../keyspace';
-import { refusalDetail } from '../option-checks';
+import { optionsOf, refusalDetail } from '../option-checks';
 import type { NewJobRecord } from '../scripts';
 import type { DebounceOptions, ThrottleOptions } from './dedupe-options';
 import { assertBackoff, QUEUE_OPTION_RANGES, type BackoffPolicy } from './queue-options';
@@ -67,6 +67,25 @@ export interface JobToEnqueue<T = unknown> extends EnqueueOptions {
 
 const NAME_MAX = 128;
 
+/** Every enqueue option, typed against EnqueueOptions so that a new option cannot be left out. */
+const OPTION_KEY_SET: { readonly [K in keyof Required<EnqueueOptions>]: true } = {
+  name: true,
+  delayMs: true,
+  runAt: true,
+  maxAttempts: true,
+  backoff: true,
+  idempotencyKey: true,
+  debounce: true,
+  throttle: true,
+  lane: true,
+  priority: true,
+  timeoutMs: true,
+};
+
+/** The keys an enqueue's options may have; an enqueueMany item has these and `data`. */
+export const ENQUEUE_OPTION_KEYS = Object.keys(OPTION_KEY_SET) as readonly (keyof EnqueueOptions)[];
+const JOB_KEYS: readonly string[] = ['data', ...ENQUEUE_OPTION_KEYS];
+
 function isNonNegativeInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
@@ -81,6 +100,27 @@ function fieldPath(at: string, field: string): string {
 
 function refusedValue(at: string, field: string, rule: string, value: unknown): InvalidArgumentError {
   return new InvalidArgumentError(`${fieldPath(at, field)} must be ${rule}, got ${describeValue(value)}`);
+}
+
+/**
+ * The options of enqueue and submit: undefined (none) or a plain object of enqueue options.
+ * Anything else (null, a number, an array, a function, an unknown key such as a misspelt
+ * delayMS) throws InvalidArgumentError before anything is sent. A field set to null is refused
+ * by that field's own rule when the job is built (only undefined means "the default").
+ */
+export function checkEnqueueOptions(options: unknown, what = 'enqueue options'): EnqueueOptions {
+  return optionsOf(options as EnqueueOptions | undefined, ENQUEUE_OPTION_KEYS, what);
+}
+
+/**
+ * One job of an enqueueMany (`at` is `jobs[3]`; '' for a job on its own): a plain object of
+ * `data` and enqueue options, else InvalidArgumentError. A missing job (undefined) is refused
+ * too: in a list of jobs it is a hole, not "no options".
+ */
+export function checkEnqueueItem(job: unknown, at: string): JobToEnqueue {
+  const what = at === '' ? 'the job' : at;
+  if (job === undefined) throw new InvalidArgumentError(`${what} must be an object, got undefined`);
+  return optionsOf(job as JobToEnqueue, JOB_KEYS, what) as JobToEnqueue;
 }
 
 export function serialisePayload(data: unknown, limitBytes: number, at = ''): string {
@@ -135,7 +175,11 @@ export function serialiseBackoff(value: unknown, option = 'backoff'): string {
 
 /**
  * Validates options and builds the record the enqueue script takes; throws before anything is
- * sent. `at` names the job in refusals (`jobs[3]`) when it is one of several in a call.
+ * sent. `at` names the job in refusals (`jobs[3]`) when it is one of several in a call. Every
+ * path to a job's row comes through here (enqueue, submit, enqueueMany, a schedule's template),
+ * so the job's own shape is checked here too (checkEnqueueItem): no path can write a job with
+ * an unknown option. Only undefined means "the default": a null option is refused by its
+ * field's rule ("delayMs must be a non-negative integer, got null"), never read as absent.
  */
 export function buildJobRecord(
   id: string,
@@ -143,7 +187,8 @@ export function buildJobRecord(
   payloadLimitBytes: number,
   at = '',
 ): NewJobRecord {
-  const name = job.name ?? '';
+  checkEnqueueItem(job, at);
+  const name = job.name === undefined ? '' : job.name;
   if (typeof name !== 'string' || name.length > NAME_MAX) {
     throw refusedValue(at, 'name', `a string of at most ${NAME_MAX} characters`, name);
   }
@@ -156,7 +201,7 @@ export function buildJobRecord(
     throw refusedValue(at, 'maxAttempts', `an integer from ${min} to ${max}`, maxAttempts);
   }
   const backoff = serialiseBackoff(job.backoff, fieldPath(at, 'backoff'));
-  const delayMs = job.delayMs ?? 0;
+  const delayMs = job.delayMs === undefined ? 0 : job.delayMs;
   if (!isNonNegativeInteger(delayMs)) throw refusedValue(at, 'delayMs', 'a non-negative integer', delayMs);
   let runAtMs = 0;
   if (job.runAt !== undefined) {

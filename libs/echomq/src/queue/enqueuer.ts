@@ -13,7 +13,7 @@ import { newRequestId } from '../scripts/request-id';
 import { checkJobData } from './check-job-data';
 import { isKeyed, keyedRuleOf, type EnqueueResult } from './dedupe-options';
 import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
-import { buildJobRecord, type JobToEnqueue } from './enqueue-options';
+import { buildJobRecord, checkEnqueueItem, type JobToEnqueue } from './enqueue-options';
 import type { QueueDefinitions } from './queue-definitions';
 
 /**
@@ -103,6 +103,8 @@ export class Enqueuer {
       );
     }
     if (jobs.length === 0) return [];
+    // Before isKeyed or a schema reads a field of an item that may not be an object.
+    jobs.forEach((job, index) => checkEnqueueItem(job, `jobs[${index}]`));
     const keyed = jobs.findIndex(isKeyed);
     if (keyed >= 0) {
       throw new InvalidArgumentError(

@@ -1,6 +1,7 @@
 import { assertLaneName } from '../keyspace';
 import { checkFields, checkInteger, checkRecord, type OptionCheck } from '../option-checks';
 import type { ScriptContext } from '../scripts';
+import { isOutOfMemoryReply, typedOutOfMemory } from '../scripts/reply-errors';
 import { repeatUntilKnown, type RepeatOptions } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
 import { readLanes, type LaneView } from '../scripts/lane-reads';
@@ -15,7 +16,8 @@ import { asArgumentError, assertFlowLimits, LANE_SETTING_RANGES, refuseUnknownKe
 /**
  * The admin calls of flow control (QueueService delegates here): the queue's shared limits,
  * a lane's own settings, pausing a lane or the whole queue. Every argument is checked before
- * a command is sent; each write is one script (or one MULTI), so it lands whole or not at all.
+ * a command is sent; each write is one script or one command, so it lands whole or not at all
+ * (a resume then wakes the workers with a second one).
  * A script call whose reply was lost is repeated under its request id (`repeat`, as retry and
  * remove are), so it reports what happened instead of OutcomeUnknownError.
  */
@@ -94,15 +96,34 @@ export async function lanes(ctx: ScriptContext): Promise<LaneView[]> {
   return readLanes(ctx);
 }
 
-/** Workers stop claiming from a paused queue; enqueue keeps working. */
+/**
+ * Workers stop claiming from a paused queue; enqueue keeps working. A full Redis refuses the
+ * flag (a write that grows memory): RedisOutOfMemoryError, nothing was written.
+ */
 export async function pauseQueue(ctx: ScriptContext): Promise<void> {
-  await ctx.redis.set(ctx.keys.paused, '1');
+  try {
+    await ctx.redis.set(ctx.keys.paused, '1');
+  } catch (error) {
+    throw typedOutOfMemory(error, ctx.redis, 'SET (pause the queue)');
+  }
 }
 
-/** Clears the pause flag and wakes a blocked worker in one MULTI. */
+/**
+ * Clears the pause flag, then wakes a blocked worker. Two commands, not a MULTI: a full Redis
+ * refuses every command queued in a MULTI, and resuming a paused queue is how one that filled
+ * Redis drains. The DEL frees memory, so a full Redis runs it; the wake token grows memory, so
+ * a full Redis may refuse it, and that is harmless: a blocked worker also wakes at the end of
+ * its bounded wait (at most 5 s) and finds the queue running. Nothing needs the two together:
+ * a resume cut short after the DEL is a resumed queue whose workers wake at that bound.
+ */
 export async function resumeQueue(ctx: ScriptContext): Promise<void> {
   // Also lifts a hold a RateLimitedError set: an operator resuming a queue wants it to run.
-  await ctx.redis.multi().del(ctx.keys.paused, ctx.keys.hold).rpush(ctx.keys.wake, '1').exec();
+  await ctx.redis.del(ctx.keys.paused, ctx.keys.hold);
+  try {
+    await ctx.redis.rpush(ctx.keys.wake, '1');
+  } catch (error) {
+    if (!isOutOfMemoryReply(error)) throw error;
+  }
 }
 
 export async function isQueuePaused(ctx: ScriptContext): Promise<boolean> {

@@ -5,8 +5,14 @@ import type { ScriptContext } from '../scripts';
  * Reads of the holds that keep a queue or a lane from starting jobs for a while: a handler's
  * RateLimitedError (docs/flow-control.md), and for a lane also its own rate limit. Without them
  * an operator would see pending jobs, a queue that is not paused, and nothing claimed. Each
- * read is one MULTI with TIME, so "until" is an instant on the Redis server's clock, the clock
- * the claim compares it with, and a hold that has run out is never shown.
+ * read is one pipeline ending with TIME, so "until" is an instant on the Redis server's clock,
+ * the clock the claim compares it with, and a hold that had run out when read is never shown.
+ *
+ * A pipeline, not a MULTI: a full Redis refuses every command queued in a MULTI, reads too,
+ * and these are what an operator reads while Redis is full. Little is lost by it: TIME comes
+ * after the other reads, so a queue hold's "until" (TIME + PTTL) is late by at most the gap
+ * between the two commands (microseconds in one pipeline, a round trip at worst), and lane
+ * holds are compared with a clock read no earlier than they were.
  */
 
 function serverMs(time: unknown): number {
@@ -17,7 +23,7 @@ function serverMs(time: unknown): number {
 /** Until when the whole queue is held back (a RateLimitedError of scope 'queue'), or null. */
 export async function queueHeldUntil(ctx: ScriptContext): Promise<Date | null> {
   const [left, time] = await execAll(
-    ctx.redis.multi().pttl(ctx.keys.hold).time(),
+    ctx.redis.pipeline().pttl(ctx.keys.hold).time(),
     `The hold of queue ${ctx.keys.queue}`,
   );
   // -2: no hold; -1 (a hold without expiry) is not one the claim honours either.
@@ -34,7 +40,7 @@ export async function laneHoldsOf(ctx: ScriptContext): Promise<Record<string, Da
   const { redis, keys } = ctx;
   const [holds, timers, time] = await execAll(
     redis
-      .multi()
+      .pipeline()
       .zrange(keys.laneHolds, 0, -1, 'WITHSCORES')
       .zrange(keys.laneTimers, 0, -1, 'WITHSCORES')
       .time(),

@@ -11,7 +11,7 @@ import { resolveModuleSettings } from '../module/echomq-options';
 import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
 import { readJobView, readJobViews, removeJob, retryDead, type RemovedFrom } from '../scripts';
 import { isKeyed, type EnqueueResult } from './dedupe-options';
-import type { EnqueueOptions, JobToEnqueue } from './enqueue-options';
+import { checkEnqueueOptions, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
 import { Enqueuer } from './enqueuer';
 import { toJobView, type JobView } from './job-view';
 import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
@@ -165,6 +165,7 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    * idempotency key, debounce or throttle that matched, the existing job's (submit says which).
    */
   async enqueue<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<JobId> {
+    checkEnqueueOptions(options);
     if (isKeyed(options)) return (await this.submit(queue, data, options)).id;
     const [id] = await this.enqueueMany(queue, [{ ...options, data }]);
     return id;
@@ -177,6 +178,7 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    * enqueue's, as InvalidArgumentError before anything is sent (docs/deduplication.md).
    */
   async submit<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<EnqueueResult> {
+    checkEnqueueOptions(options);
     return this.enqueuer.submit(this.context(queue), { ...options, data }, this.repeatOnce());
   }
 

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors';
+import { describeValue, InvalidArgumentError } from '../errors';
 import type { JobId } from '../ids';
 import {
   assertJobId,
@@ -8,6 +8,7 @@ import {
   type QueueKeys,
   type StateSet,
 } from '../keyspace';
+import { optionsOf } from '../option-checks';
 import type { RedisClient, ScriptContext } from '../scripts';
 import { browsePending, countStateSets } from '../scripts/pending-reads';
 
@@ -25,6 +26,8 @@ export interface BrowseOptions {
 }
 
 export const BROWSE_MAX = 1000;
+const BROWSE_DEFAULT = 50;
+const BROWSE_OPTION_KEYS = ['limit', 'after', 'lane', 'priority'] as const;
 
 export function isStateSet(value: unknown): value is StateSet {
   return typeof value === 'string' && (STATE_SETS as readonly string[]).includes(value);
@@ -34,6 +37,9 @@ export function isStateSet(value: unknown): value is StateSet {
  * Ids in one state, with no second index: pending and dead are ordered by member,
  * and members are ids whose bytes are mint order, so newest-first is a reverse
  * lexical range. Active and schedule come soonest deadline / run-at first.
+ * Options other than a plain object of these fields throw InvalidArgumentError before
+ * anything is sent, and a field set to null is refused by its own rule: only undefined
+ * means "the default".
  */
 export async function browseIds(
   ctx: ScriptContext,
@@ -44,16 +50,19 @@ export async function browseIds(
   if (!isStateSet(state)) {
     throw new InvalidArgumentError(`state must be one of ${STATE_SETS.join(', ')}`);
   }
-  const limit = options.limit ?? 50;
+  const checked = optionsOf(options, BROWSE_OPTION_KEYS, 'browse options');
+  const limit = checked.limit === undefined ? BROWSE_DEFAULT : checked.limit;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > BROWSE_MAX) {
-    throw new InvalidArgumentError(`limit must be an integer from 1 to ${BROWSE_MAX}`);
+    throw new InvalidArgumentError(
+      `limit must be an integer from 1 to ${BROWSE_MAX}, got ${describeValue(limit)}`,
+    );
   }
-  if (state === 'pending') return browsePending(ctx, { ...pendingScope(options), limit, ...after(options) });
-  if (options.lane !== undefined || options.priority !== undefined) {
+  if (state === 'pending') return browsePending(ctx, { ...pendingScope(checked), limit, ...after(checked) });
+  if (checked.lane !== undefined || checked.priority !== undefined) {
     throw new InvalidArgumentError('lane and priority browse pending only');
   }
   if (state === 'dead') {
-    const from = options.after === undefined ? '+' : `(${assertJobId(options.after)}`;
+    const from = checked.after === undefined ? '+' : `(${assertJobId(checked.after)}`;
     return (await redis.call(
       'ZRANGE',
       keys.set(state),
@@ -66,7 +75,7 @@ export async function browseIds(
       limit,
     )) as JobId[];
   }
-  if (options.after !== undefined) {
+  if (checked.after !== undefined) {
     throw new InvalidArgumentError('after pages pending and dead only');
   }
   return (await redis.zrange(keys.set(state), 0, limit - 1)) as JobId[];

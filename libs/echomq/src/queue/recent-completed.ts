@@ -1,7 +1,8 @@
-import { InvalidArgumentError } from '../errors';
+import { describeValue, InvalidArgumentError } from '../errors';
 import { parseQueueEvent } from '../events/parse-queue-event';
 import { parseEntry } from '../events/queue-event';
 import type { JobId } from '../ids';
+import { optionsOf } from '../option-checks';
 import type { ScriptContext } from '../scripts';
 
 /** Most completions one recentCompleted call returns, and its default. */
@@ -28,10 +29,13 @@ export interface RecentCompletion {
   readonly result?: unknown;
 }
 
+/** The limit asked for; only undefined means the default (a null limit is refused, not read as absent). */
 function limitOf(options: RecentCompletedOptions): number {
-  const limit = options.limit ?? RECENT_COMPLETED_DEFAULT;
+  const { limit = RECENT_COMPLETED_DEFAULT } = optionsOf(options, ['limit'], 'recentCompleted options');
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > RECENT_COMPLETED_MAX) {
-    throw new InvalidArgumentError(`limit must be an integer from 1 to ${RECENT_COMPLETED_MAX}`);
+    throw new InvalidArgumentError(
+      `limit must be an integer from 1 to ${RECENT_COMPLETED_MAX}, got ${describeValue(limit)}`,
+    );
   }
   return limit;
 }
@@ -55,8 +59,8 @@ function completionsOf(queue: string, streamId: string, flat: readonly string[])
  * Recently completed jobs, newest first, read back from the queue's event stream (which holds
  * them already: no index of its own). Pages through the stream newest first, COUNT entries a
  * call, until `limit` completions or the stream's start; the stream is capped (eventsMaxLen),
- * so what it gives is a window (docs/retention.md). A bad limit throws InvalidArgumentError
- * before anything is sent.
+ * so what it gives is a window (docs/retention.md). Options other than `{ limit }` and a bad
+ * limit throw InvalidArgumentError before anything is sent.
  */
 export async function recentCompleted(
   ctx: ScriptContext,

@@ -75,17 +75,17 @@ function storedSpec(spec: Record<string, unknown>): StoredDefinition['spec'] {
     if (spec.tz !== undefined) throw new InvalidArgumentError('tz applies to cron schedules only');
     return { everyMs: checkRange(spec.everyMs, 'everyMs', SCHEDULE_RANGES.everyMs) };
   }
-  const tz = spec.tz ?? SCHEDULE_DEFAULTS.tz;
+  const tz = spec.tz === undefined ? SCHEDULE_DEFAULTS.tz : spec.tz;
   assertCron(spec.cron, tz);
   return { cron: (spec.cron as string).trim(), tz: tz as string };
 }
 
 function storedOptions(spec: Record<string, unknown>): Required<ScheduleOptions> {
-  const missed = spec.missed ?? SCHEDULE_DEFAULTS.missed;
+  const missed = spec.missed === undefined ? SCHEDULE_DEFAULTS.missed : spec.missed;
   if (missed !== 'once' && missed !== 'skip') {
     throw new InvalidArgumentError(`missed must be 'once' or 'skip', got ${describeValue(missed)}`);
   }
-  const after = spec.missedAfterMs ?? SCHEDULE_DEFAULTS.missedAfterMs;
+  const after = spec.missedAfterMs === undefined ? SCHEDULE_DEFAULTS.missedAfterMs : spec.missedAfterMs;
   return { missed, missedAfterMs: checkRange(after, 'missedAfterMs', SCHEDULE_RANGES.missedAfterMs) };
 }
 
@@ -111,7 +111,8 @@ function storedTemplate(template: ScheduleTemplate, payloadLimitBytes: number): 
 /**
  * Checks a schedule (key, spec, options, template) and returns its stored definition and
  * canonical text. Throws InvalidArgumentError (or PayloadTooLargeError) naming what to fix;
- * nothing touches Redis.
+ * nothing touches Redis. Only undefined means "the default": a null template, tz, missed or
+ * missedAfterMs is refused like any other wrong value, never read as absent.
  */
 export function buildDefinition(
   spec: ScheduleSpec & ScheduleOptions,
@@ -126,7 +127,7 @@ export function buildDefinition(
   const definition: StoredDefinition = {
     spec: storedSpec(record),
     options: storedOptions(record),
-    template: storedTemplate(template ?? {}, payloadLimitBytes),
+    template: storedTemplate(template === undefined ? {} : template, payloadLimitBytes),
   };
   return { definition, text: JSON.stringify(definition) };
 }

@@ -1,5 +1,6 @@
 import { execAll } from '../connection/exec-all';
 import { describeValue, InvalidArgumentError } from '../errors';
+import { optionsOf } from '../option-checks';
 import type { ScriptContext } from '../scripts/context';
 import { assertScheduleKey, parseDefinition, toScheduleView } from './schedule-definition';
 import type { ScheduleListOptions, ScheduleView } from './schedule-types';
@@ -21,20 +22,27 @@ export async function scheduleKeys(ctx: ScriptContext): Promise<string[]> {
   return keys;
 }
 
-/** The views of these keys (left out: keys with no definition), in one pipelined round trip. */
+/**
+ * The views of these keys (left out: keys with no definition), in two pipelined round trips.
+ * Pipelines, not MULTIs: a full Redis refuses every command queued in a MULTI, reads too, and
+ * the schedules are what an operator reads while finding out why Redis filled. Nothing here
+ * needs one instant: the next occurrence's run-at is read a round trip after its id in any
+ * case, and a schedule upserted or advanced between two reads shows its state of one moment
+ * or the next, as a read a moment later would.
+ */
 async function viewsOf<T>(ctx: ScriptContext, keys: readonly string[]): Promise<ScheduleView<T>[]> {
   if (keys.length === 0) return [];
   const { redis, keys: k } = ctx;
   const [definitions, nextIds] = (await execAll(
     redis
-      .multi()
+      .pipeline()
       .hmget(k.schedulers, ...keys)
       .hmget(k.schedulerNext, ...keys),
     `The schedules of ${k.queue}`,
   )) as [(string | null)[], (string | null)[]];
   const scores = nextIds.some((id) => id !== null)
     ? ((await execAll(
-        nextIds.reduce((batch, id) => batch.zscore(k.schedule, id ?? ''), redis.multi()),
+        nextIds.reduce((batch, id) => batch.zscore(k.schedule, id ?? ''), redis.pipeline()),
         `The next occurrences of ${k.queue}`,
       )) as (string | null)[])
     : nextIds.map(() => null);
@@ -56,18 +64,22 @@ export async function getSchedule<T>(ctx: ScriptContext, key: string): Promise<S
   return view;
 }
 
-/** A page of schedules by key (byte order), after `after`, at most `limit`. */
+/**
+ * A page of schedules by key (byte order), after `after`, at most `limit`. Options other than
+ * a plain object of these two, or a field set to null, throw InvalidArgumentError first.
+ */
 export async function listSchedules<T>(
   ctx: ScriptContext,
   options: ScheduleListOptions = {},
 ): Promise<ScheduleView<T>[]> {
-  const limit = options.limit ?? SCHEDULE_LIST_DEFAULT;
+  const checked = optionsOf(options, ['after', 'limit'], 'listSchedules options');
+  const limit = checked.limit === undefined ? SCHEDULE_LIST_DEFAULT : checked.limit;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > SCHEDULE_LIST_MAX) {
     throw new InvalidArgumentError(
       `limit must be an integer from 1 to ${SCHEDULE_LIST_MAX}, got ${describeValue(limit)}`,
     );
   }
-  const after = options.after === undefined ? undefined : assertScheduleKey(options.after);
+  const after = checked.after === undefined ? undefined : assertScheduleKey(checked.after);
   const page = (await scheduleKeys(ctx))
     .filter((key) => after === undefined || key > after)
     .sort()

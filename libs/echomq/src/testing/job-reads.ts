@@ -2,7 +2,7 @@ import { compareIds, type JobId } from '../ids';
 import type { StateSet } from '../keyspace';
 import { toJobView, type JobView } from '../queue/job-view';
 import type { QueueService } from '../queue/queue.service';
-import { readJobViews } from '../scripts';
+import { readJobViews, type RedisClient } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { execAll } from '../connection/exec-all';
 
@@ -11,8 +11,8 @@ export const READ_MAX_PER_STATE = 10_000;
 
 /**
  * The views of the jobs in the given sets, oldest first (mint order, which is enqueue
- * order), at most READ_MAX_PER_STATE per set. Each set is read with one ZRANGE, then
- * the views in pipelined batches; jobs that moved on in between are left out.
+ * order), at most READ_MAX_PER_STATE per set. The ids are read at one instant, then the
+ * views in pipelined batches; jobs that moved on in between are left out.
  */
 export async function readJobs<D, R>(
   queues: QueueService,
@@ -20,12 +20,29 @@ export async function readJobs<D, R>(
   states: readonly StateSet[],
 ): Promise<JobView<D, R>[]> {
   const ctx = queues.context(queue);
-  // One MULTI: a job promoted from schedule to pending between two reads would be in neither.
-  const multi = ctx.redis.multi();
-  for (const state of states) multi.zrange(ctx.keys.set(state), 0, READ_MAX_PER_STATE - 1);
-  const sets = (await execAll(multi, `The job ids of queue ${queue}`)) as string[][];
-  const ids = [...new Set(sets.flat())].sort(compareIds) as JobId[];
+  const sets = states.map((state) => ctx.keys.set(state));
+  const members = await idsIn(ctx.redis, sets);
+  // A cut read can meet a job twice (it moved between two sets while they were read).
+  const ids = [...new Set(members)].sort(compareIds) as JobId[];
   return readJobsById<D, R>(queues, queue, ids);
+}
+
+/**
+ * The members of these sets. Read with one ZUNION, not a MULTI of ZRANGEs: a full Redis refuses
+ * every command queued in a MULTI (reads too), and a single read command is one instant as much
+ * as a MULTI is, so a job promoted from schedule to pending meanwhile is still seen, in one of
+ * them. Sets past READ_MAX_PER_STATE (the sizes are only a guard: they need no instant) are cut
+ * instead, each read on its own; a cut list is not a snapshot of the queue anyway.
+ */
+async function idsIn(redis: RedisClient, sets: readonly string[]): Promise<string[]> {
+  if (sets.length === 0) return [];
+  const sizes = sets.reduce((batch, set) => batch.zcard(set), redis.pipeline());
+  const fits = ((await execAll(sizes, 'The sizes of the job sets')) as number[]).every(
+    (size) => size <= READ_MAX_PER_STATE,
+  );
+  if (fits) return redis.zunion(sets.length, ...sets);
+  const cut = sets.reduce((batch, set) => batch.zrange(set, 0, READ_MAX_PER_STATE - 1), redis.pipeline());
+  return ((await execAll(cut, 'The job ids of the cut sets')) as string[][]).flat();
 }
 
 /** The views of the given jobs that are still there (a completed job only while its row is retained). */

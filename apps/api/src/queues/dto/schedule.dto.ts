@@ -2,7 +2,7 @@ import type { JobBackoffPolicy } from '@app/echomq';
 import { PRIORITY_MAX, PRIORITY_MIN, QUEUE_OPTION_RANGES, SCHEDULE_RANGES } from '@app/echomq/internal';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, ValidateNested } from 'class-validator';
+import { IsIn, IsObject, ValidateNested } from 'class-validator';
 import { ANY_JSON } from './any-json';
 import { IsIntegerInRange, IsJobBackoff, IsLaneName, IsStringOfLength, Optional } from './validators';
 
@@ -119,6 +119,8 @@ export class ScheduleDto {
 
   @ApiPropertyOptional({ type: () => ScheduleTemplateDto })
   @Optional()
+  // ValidateNested alone takes an array too (it validates each element): a template is one object.
+  @IsObject()
   @ValidateNested()
   @Type(() => ScheduleTemplateDto)
   readonly template?: ScheduleTemplateDto;

@@ -5,22 +5,8 @@ import { describeValue, InvalidArgumentError } from '../../errors';
  * argument, before anything is sent (so a refused call writes nothing).
  */
 
-/** An options object (or undefined), with no key outside `known`: a misspelt option is refused, not ignored. */
-export function optionsOf<T extends object>(
-  value: T | undefined,
-  known: readonly string[],
-  what: string,
-): Partial<T> {
-  if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InvalidArgumentError(`${what} must be an object, got ${describeValue(value)}`);
-  }
-  const unknown = Object.keys(value).filter((key) => !known.includes(key));
-  if (unknown.length > 0) {
-    throw new InvalidArgumentError(`${what} takes ${known.join(', ')}; unknown: ${unknown.join(', ')}`);
-  }
-  return value;
-}
+// The options-bag check lives with the other option checks: browse, enqueue and listSchedules use it too.
+export { optionsOf } from '../../option-checks';
 
 export function integerIn(value: unknown, name: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
