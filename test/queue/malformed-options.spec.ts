@@ -310,4 +310,30 @@ describe('malformed options', () => {
       ],
     ]);
   });
+
+  it('refuses an options bag that is an object but not a plain one (a Map, a Date, an inherited field)', async () => {
+    const bad = (value: unknown) => value as never;
+    await expectRefused([
+      [
+        'enqueue a Map',
+        () => queues.enqueue(QUEUE, 1, bad(new Map([['delayMs', 5]]))),
+        /^enqueue options must be a plain object, got a Map$/,
+      ],
+      [
+        'enqueue a Date',
+        () => queues.enqueue(QUEUE, 1, bad(new Date())),
+        /^enqueue options must be a plain object, got a Date$/,
+      ],
+      [
+        'enqueue an inherited delayMs',
+        () => queues.enqueue(QUEUE, 1, bad(Object.create({ delayMs: 600_000 }))),
+        /^enqueue options must be a plain object/,
+      ],
+      [
+        'enqueueMany an item with an inherited delayMs',
+        () => queues.enqueueMany(QUEUE, [bad(Object.create({ data: 7, delayMs: 600_000 }))]),
+        /^jobs\[0\] must be a plain object/,
+      ],
+    ]);
+  });
 });

@@ -85,6 +85,17 @@ export function checkFields(
 }
 
 /**
+ * An object literal (or Object.create(null)): not an array, a Date, a Map or a class instance,
+ * whose fields would be read in some paths and not in others (an inherited field survives
+ * `enqueueMany` but not a `{ ...options }` spread).
+ */
+function isPlainObject(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
  * A call's options bag (browse, clean, enqueue, ...): undefined for "none", else a plain object
  * with no key outside `known`. Anything else is refused with InvalidArgumentError before a
  * command is sent: a misspelt option is refused, not ignored, and `null`, an array, a function
@@ -99,6 +110,10 @@ export function optionsOf<T extends object>(
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new InvalidArgumentError(`${what} must be an object, got ${describeValue(value)}`);
+  }
+  if (!isPlainObject(value)) {
+    const kind = (value as { constructor?: { name?: string } }).constructor?.name ?? 'class instance';
+    throw new InvalidArgumentError(`${what} must be a plain object, got a ${kind}`);
   }
   const unknown = Object.keys(value).filter((key) => !known.includes(key));
   if (unknown.length > 0) {
