@@ -6,9 +6,15 @@ import { BearerTokenGuard } from './auth/bearer-token.guard';
 import { ApiConfig } from './config/api-config';
 import { ApiConfigModule } from './config/api-config.module';
 import type { RawEnvironment } from './config/environment';
+import type { RedisTlsOptions } from './config/redis-tls-files';
 import { ApiExceptionFilter } from './errors/api-exception.filter';
 import { HealthModule } from './health/health.module';
 import { QueuesModule } from './queues/queues.module';
+
+/** ioredis's `tls` when the environment gives TLS files (merged with what rediss:// turns on). */
+function tlsOption(tls: RedisTlsOptions | undefined): { tls?: RedisTlsOptions } {
+  return tls ? { tls } : {};
+}
 
 /**
  * The HTTP api: a producer and inspector of queues. It provides no @Processor classes,
@@ -25,7 +31,7 @@ export class AppModule {
         EchoMqModule.forRootAsync({
           inject: [ApiConfig],
           useFactory: (config: ApiConfig) => ({
-            connection: { url: config.redisUrl },
+            connection: { url: config.redisUrl, ...tlsOption(config.readRedisTls()) },
             ...(config.nodeId !== undefined ? { nodeId: config.nodeId } : {}),
             ...(config.keyPrefix !== undefined ? { keyPrefix: config.keyPrefix } : {}),
             ...(config.maxPayloadBytes !== undefined ? { maxPayloadBytes: config.maxPayloadBytes } : {}),

@@ -1,4 +1,11 @@
 import { DEFAULT_KEY_PREFIX, isValidKeyPrefix, KEY_PREFIX_RULE } from '@app/echomq/internal';
+// The api's reader of the same variables, so both hosts take TLS files one way.
+import {
+  checkRedisTls,
+  readRedisTls,
+  redisTlsSettings,
+  type RedisTlsOptions,
+} from '../../api/src/config/redis-tls-files';
 
 /** The worker's settings from the environment; a bad value stops the process with its name. */
 export interface WorkerConfig {
@@ -7,6 +14,11 @@ export interface WorkerConfig {
   readonly shutdownGraceMs: number;
   /** EMQ_KEY_PREFIX: the key prefix of every EchoMQ key; the api must use the same one. */
   readonly keyPrefix: string;
+  /**
+   * EMQ_REDIS_TLS_CA_FILE, _CERT_FILE, _KEY_FILE, _SERVERNAME: TLS to a rediss:// REDIS_URL
+   * with a private CA and a client certificate, the files read at boot.
+   */
+  readonly redisTls?: RedisTlsOptions;
 }
 
 function integerFromEnv(
@@ -34,9 +46,14 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!isValidKeyPrefix(keyPrefix)) {
     throw new Error(`EMQ_KEY_PREFIX must be ${KEY_PREFIX_RULE}, got ${JSON.stringify(keyPrefix)}`);
   }
+  const tls = redisTlsSettings(env);
+  const problems = checkRedisTls(tls, redisUrl);
+  if (problems.length > 0) throw new Error(problems.join('; '));
+  const redisTls = readRedisTls(tls);
   return {
     redisUrl,
     keyPrefix,
+    ...(redisTls ? { redisTls } : {}),
     demoConcurrency: integerFromEnv(env, 'EMQ_DEMO_CONCURRENCY', 50, 1, 10_000),
     shutdownGraceMs: integerFromEnv(env, 'EMQ_SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
   };

@@ -13,7 +13,7 @@ export class WorkerModule {
       module: WorkerModule,
       imports: [
         EchoMqModule.forRoot({
-          connection: { url: config.redisUrl },
+          connection: { url: config.redisUrl, ...(config.redisTls ? { tls: config.redisTls } : {}) },
           keyPrefix: config.keyPrefix,
           shutdownGraceMs: config.shutdownGraceMs,
           queues: {

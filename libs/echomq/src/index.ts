@@ -160,7 +160,12 @@ export {
   type SchemaIssue,
 } from './errors';
 export { RateLimitedError, type RateLimitedOptions, JobTimeoutError } from './flow-errors';
-export { RedisOutOfMemoryError, EvictionPolicyError, NotReplicatedError } from './redis-errors';
+export {
+  RedisOutOfMemoryError,
+  EvictionPolicyError,
+  NotReplicatedError,
+  RedisCommandRefusedError,
+} from './redis-errors';
 export { NodeLeaseLostError } from './ids/node-lease-lost-error';
 
 // HTTP: the exception filter that answers EchoMQ's errors with their status and `code`.

@@ -57,3 +57,49 @@ export class NotReplicatedError extends EchoMqError {
     );
   }
 }
+
+/**
+ * Redis refused a command EchoMQ sends for a feature the application turned on: the Redis
+ * user lacks the right (an ACL `NOPERM`), or the server does not offer the command at all
+ * (renamed away, or a proxy that does not pass it). No repeat can mend that, so it is not
+ * retried: grant `right` in the user's ACL line (docs/upgrading.md, "An ACL user scoped to one
+ * prefix"), or turn the feature off. When `written` is true the refused command came after a
+ * write that is on the master, unconfirmed (a durable write's confirmation); `ids` are the
+ * jobs that write made.
+ */
+export class RedisCommandRefusedError extends EchoMqError {
+  constructor(
+    readonly target: string,
+    /** The refused command, upper case (`WAIT`). */
+    readonly command: string,
+    /** The ACL right that allows it (`+wait`). */
+    readonly right: string,
+    /** What needs it, as the message names it ('the module option durable'). */
+    readonly feature: string,
+    /** Redis's own reply, which says why. */
+    readonly reply: string,
+    readonly written = false,
+    readonly ids: readonly string[] = [],
+  ) {
+    super(
+      'REDIS_COMMAND_REFUSED',
+      `Redis at ${target} refused ${command} (${reply}): ${feature} needs ${right} in the Redis user's ACL ` +
+        `line (docs/upgrading.md, ${right === '+wait' ? '"Optional additions"' : '"An ACL user scoped to one prefix"'}) ` +
+        'on a server that offers the command; not retried' +
+        (written ? '. The write is on the master, not confirmed by its replicas' : ''),
+    );
+  }
+
+  /** The same refusal, met after a write whose jobs are `ids` (on the master, unconfirmed). */
+  afterWrite(ids: readonly string[]): RedisCommandRefusedError {
+    return new RedisCommandRefusedError(
+      this.target,
+      this.command,
+      this.right,
+      this.feature,
+      this.reply,
+      true,
+      ids,
+    );
+  }
+}

@@ -9,6 +9,7 @@ import { within } from '../support/redis-deadline';
 import { skewReportPath, type SkewProducerConfig, type SkewProducerReport } from '../support/skew-config';
 import { EventClock } from '../support/skew-clocks';
 import { runsById, type SkewFacts, type SkewProducer } from '../support/skew-checks';
+import { clockStepPhase } from '../support/skew-step-phase';
 import { judgeSkew } from '../support/skew-verdict';
 import { judge, settle } from '../support/verdict';
 
@@ -22,6 +23,8 @@ const MINUTE_MS = 60_000;
  * the event stream keep server time. Ids are minted on the server's clock through the node
  * lease, so FIFO across producers follows real enqueue order whatever their clocks; a producer
  * with a configured nodeId mints on its own clock, and its ids (and FIFO place) carry its skew.
+ * Then a step phase: two workers whose wall clocks jump by the same minutes, one forward and
+ * one back, while their jobs (longer than a lease) run; none may be aborted, failed or rerun.
  */
 export const clockSkew = scenario({
   name: 'clock-skew',
@@ -47,6 +50,11 @@ export const clockSkew = scenario({
     everyMs: { full: 1_000, quick: 1_000, doc: 'interval of the schedule each leased producer upserts' },
     ticks: { full: 5, quick: 3, doc: 'occurrences each schedule must run before it is removed' },
     leaseMs: { full: 3_000, quick: 2_000, doc: "the processor's lease" },
+    stepJobs: {
+      full: 40,
+      quick: 8,
+      doc: 'jobs of two leases each running when two workers have their clocks stepped (half each)',
+    },
   },
   async run({ params, workDir, log }) {
     const skewMs = params.skewMinutes * MINUTE_MS;
@@ -152,7 +160,13 @@ export const clockSkew = scenario({
       });
       if (!ticked) broken.push(`the schedules did not run ${params.ticks} occurrences each`);
       if (!final.settled) broken.push('the queue did not settle');
-      return { figures, broken };
+
+      const step = await clockStepPhase(
+        { connection, queues: inspector.queues, queue: `${QUEUE}-step`, workDir, log },
+        { jobs: params.stepJobs, leaseMs: params.leaseMs, stepSeconds: params.skewMinutes * 60 },
+      );
+      log(`step phase: ${step.broken.length === 0 ? 'held' : step.broken.join('; ')}`);
+      return { figures: { ...figures, ...step.figures }, broken: [...broken, ...step.broken] };
     } finally {
       events.stop();
       await Promise.all(children.map((child) => child.handle.kill('SIGKILL')));

@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync, closeSync, readdirSync } from 'node:fs';
+import { existsSync, openSync, closeSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHILD_EXEC_ARGV, childEntry } from './paths';
 import type { ChildMessage, ProducerChildConfig, WorkerChildConfig } from './child-config';
@@ -14,6 +14,13 @@ const BOOT_TIMEOUT_MS = 60_000;
  */
 export interface ChildOptions {
   readonly clockOffset?: string;
+  /**
+   * A file holding libfaketime's offset ('+0', '+300', '-300': seconds), read again on every
+   * wall-clock call: writing it steps the child's wall clock mid-run, as NTP or an operator
+   * stepping the clock would (see stepClock). The monotonic clock is left alone. Wins over
+   * clockOffset.
+   */
+  readonly clockFile?: string;
 }
 
 function faketimeLibrary(): string {
@@ -32,9 +39,30 @@ function faketimeLibrary(): string {
   throw new Error('libfaketime not found: install the faketime package (apt-get install faketime)');
 }
 
-function clockEnv(offset: string | undefined): NodeJS.ProcessEnv {
+function clockEnv(offset: string | undefined, file: string | undefined): NodeJS.ProcessEnv {
+  if (file !== undefined) {
+    return {
+      LD_PRELOAD: faketimeLibrary(),
+      FAKETIME_TIMESTAMP_FILE: file,
+      // Re-read the file on every call (libfaketime caches it for 10 s by default).
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    };
+  }
   if (offset === undefined) return {};
   return { LD_PRELOAD: faketimeLibrary(), FAKETIME: offset, FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+}
+
+/**
+ * Sets the wall-clock offset of every child started with `clockFile: file`, at once, in
+ * seconds from the real time (300 is five minutes ahead, -300 behind). Create the file with
+ * an offset (0) before the child starts: libfaketime reads it from the first clock call.
+ */
+export function stepClock(file: string, offsetSeconds: number): void {
+  // Written aside and renamed over it: a child reading mid-write would see an empty file.
+  const next = `${file}.next`;
+  writeFileSync(next, `${offsetSeconds >= 0 ? '+' : ''}${offsetSeconds}\n`);
+  renameSync(next, file);
 }
 
 /** One child of the orchestrator: a worker or a producer, started with fork and IPC. */
@@ -73,7 +101,11 @@ export class ChildHandle {
     const log = openSync(join(this.config.ledgerDir, `child-${Date.now()}-${this.pids.length}.log`), 'a');
     const child = fork(this.entry, [], {
       execArgv: [...CHILD_EXEC_ARGV],
-      env: { ...process.env, ...clockEnv(this.options.clockOffset), EMQ_CHAOS: JSON.stringify(this.config) },
+      env: {
+        ...process.env,
+        ...clockEnv(this.options.clockOffset, this.options.clockFile),
+        EMQ_CHAOS: JSON.stringify(this.config),
+      },
       stdio: ['ignore', log, log, 'ipc'],
     });
     closeSync(log);

@@ -26,6 +26,7 @@ import {
   RedisOutOfMemoryError,
   EvictionPolicyError,
   NotReplicatedError,
+  RedisCommandRefusedError,
   StaleJobError,
   UnrecoverableError,
   WaitTimeoutError,
@@ -144,6 +145,22 @@ export const ERROR_SAMPLES: readonly ErrorSample[] = [
     status: 503,
     message: 'Written, but only 0 of 1 replicas confirmed it in time; it may be lost in a failover',
     details: { ids: [ID], acknowledged: 0, required: 1 },
+  },
+  {
+    error: new RedisCommandRefusedError(
+      '10.1.2.3:6379',
+      'WAIT',
+      '+wait',
+      'the module option durable',
+      "NOPERM this user has no permissions to run the 'wait' command",
+      true,
+      [ID],
+    ),
+    status: 500,
+    message:
+      'Written, but the server may not confirm it with the replicas (a deployment fault); it may be lost in a failover',
+    details: { ids: [ID] },
+    secret: '10.1.2.3',
   },
   {
     error: new EvictionPolicyError('10.1.2.3:6379', 'allkeys-lru'),

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { ApiEnvironment } from './environment';
+import { readRedisTls, REDIS_TLS_VARIABLES, type RedisTlsOptions } from './redis-tls-files';
 
 /** Typed, read-only access to the validated environment; inject this, not process.env. */
 @Injectable()
@@ -45,5 +46,16 @@ export class ApiConfig {
 
   get keyPrefix(): string | undefined {
     return this.config.get('EMQ_KEY_PREFIX', { infer: true });
+  }
+
+  /**
+   * The `tls` options of the Redis connection, the PEM files read now (once, at boot, by the
+   * connection's factory); undefined when no EMQ_REDIS_TLS_* variable is set.
+   */
+  readRedisTls(): RedisTlsOptions | undefined {
+    const settings: Record<string, string | undefined> = {};
+    for (const name of Object.values(REDIS_TLS_VARIABLES))
+      settings[name] = this.config.get(name, { infer: true });
+    return readRedisTls(settings);
   }
 }

@@ -1,11 +1,12 @@
 import { isValidKeyPrefix, KEY_PREFIX_RULE, PAYLOAD_MAX_BYTES } from '@app/echomq/internal';
 import { parseByteSize } from './byte-size';
+import { checkRedisTls, redisTlsSettings, type RedisTlsSettings } from './redis-tls-files';
 
 /**
  * The api's settings, validated once at boot. Keys are the environment variables
  * themselves, so an error message, the docs and docker-compose.yml all use one name.
  */
-export interface ApiEnvironment {
+export interface ApiEnvironment extends RedisTlsSettings {
   readonly REDIS_URL: string;
   readonly PORT: number;
   readonly HOST: string;
@@ -22,6 +23,8 @@ export interface ApiEnvironment {
   readonly EMQ_NODE_ID?: number;
   /** The key prefix of every EchoMQ key (the library's keyPrefix); absent keeps `emq`. */
   readonly EMQ_KEY_PREFIX?: string;
+  // And EMQ_REDIS_TLS_CA_FILE, _CERT_FILE, _KEY_FILE, _SERVERNAME (RedisTlsSettings): TLS to a
+  // rediss:// REDIS_URL with a private CA and a client certificate; the files are read at boot.
 }
 
 export type RawEnvironment = Readonly<Record<string, string | undefined>>;
@@ -124,8 +127,11 @@ function keyPrefix(env: RawEnvironment, problems: Problems): string | undefined 
  */
 export function validateEnvironment(env: RawEnvironment): ApiEnvironment {
   const problems = new Problems();
+  const url = redisUrl(env, problems);
+  const tls = redisTlsSettings(env);
+  problems.list.push(...checkRedisTls(tls, url));
   const validated: ApiEnvironment = {
-    REDIS_URL: redisUrl(env, problems),
+    REDIS_URL: url,
     PORT: integer(env, problems, 'PORT', 0, 65_535) ?? ENV_DEFAULTS.PORT,
     HOST: host(env, problems),
     EMQ_API_TOKEN: apiToken(env, problems),
@@ -137,6 +143,7 @@ export function validateEnvironment(env: RawEnvironment): ApiEnvironment {
       integer(env, problems, 'EMQ_THROTTLE_TTL_MS', 1, 86_400_000) ?? ENV_DEFAULTS.EMQ_THROTTLE_TTL_MS,
     EMQ_NODE_ID: integer(env, problems, 'EMQ_NODE_ID', 0, 1023),
     EMQ_KEY_PREFIX: keyPrefix(env, problems),
+    ...tls,
   };
   if (problems.list.length > 0) {
     throw new Error(`Invalid environment: ${problems.list.join('; ')}`);

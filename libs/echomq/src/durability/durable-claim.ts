@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import { RedisCommandRefusedError } from '../redis-errors';
 import { releaseJobs, replayWindow, type ClaimBatch } from '../scripts';
 import { repeatUntilKnown } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
@@ -31,7 +32,10 @@ export interface ClaimConfirmation {
  * - record not on the master: the claim was lost in a failover and the jobs are back in pending
  *   there; none is started;
  * - not confirmed by `giveUpAt` (replicas down or behind) or at shutdown: the jobs are released
- *   unstarted (back to pending, their retry budget intact) and claimed again later.
+ *   unstarted (back to pending, their retry budget intact) and claimed again later;
+ * - the confirmation refused for good (a Redis user without `+wait`): the jobs are released
+ *   unstarted and the refusal is thrown, so the claim loop backs off as after any failed
+ *   claim (up to 5 s between claims, each refusal logged) instead of claiming again at once.
  *
  * Resolves with the batch to run: all of it, or none of its jobs.
  */
@@ -44,6 +48,7 @@ export async function replicatedClaim(
   const none: ClaimBatch = { ...batch, jobs: [] };
   const replyKey = ctx.keys.reply(claim.claimantPrefix);
   let acknowledged = 0;
+  let refusal: RedisCommandRefusedError | undefined;
   try {
     for (;;) {
       const check = await checkReplicatedUntil(
@@ -66,11 +71,20 @@ export async function replicatedClaim(
       if (monotonicMs() >= claim.giveUpAt || claim.stopped.aborted) break;
     }
   } catch (error) {
-    claim.logger.warn(
-      `Could not confirm a claim of ${claim.queue} with its replicas: ${(error as Error).message}`,
-    );
+    if (error instanceof RedisCommandRefusedError) refusal = error;
+    else
+      claim.logger.warn(
+        `Could not confirm a claim of ${claim.queue} with its replicas: ${(error as Error).message}`,
+      );
   }
-  await giveBack(ctx, batch, claim, acknowledged, durability);
+  const why = refusal
+    ? `Redis refused ${refusal.command}`
+    : claim.stopped.aborted
+      ? 'the worker is stopping'
+      : `only ${acknowledged} of ${durability.replicas} replicas confirmed it`;
+  await giveBack(ctx, batch, claim, why);
+  // The claim loop logs it and waits before its next claim.
+  if (refusal) throw refusal;
   return none;
 }
 
@@ -78,14 +92,10 @@ async function giveBack(
   ctx: DurableScriptContext,
   batch: ClaimBatch,
   claim: ClaimConfirmation,
-  acknowledged: number,
-  durability: ReplicaWait,
+  why: string,
 ): Promise<void> {
   const claims = batch.jobs.map(({ id, attempt, claimant }) => ({ id, attempt, claimant }));
   const requestId = newRequestId();
-  const why = claim.stopped.aborted
-    ? 'the worker is stopping'
-    : `only ${acknowledged} of ${durability.replicas} replicas confirmed it`;
   try {
     await repeatUntilKnown(() => releaseJobs(ctx, claims, requestId), { untilMs: claim.leaseEnd });
     claim.logger.warn(

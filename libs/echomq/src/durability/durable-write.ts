@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isTransientRedisError, OutcomeUnknownError } from '../errors';
+import { RedisCommandRefusedError } from '../redis-errors';
 import type { ReplicaWait } from './replica-confirmer';
 import { monotonicMs } from '../monotonic';
 
@@ -72,6 +73,10 @@ export async function checkReplicatedUntil(
  * failed before its replicas had it) is run again under the same request id, which writes it
  * on the new master. Resolves with the last run's result and how many replicas confirmed it
  * (0 when the confirmation could not be made by `untilMs`).
+ *
+ * A confirmation Redis refuses for good (a user without `+wait`, see confirmationRefusal) ends
+ * it at once: `refused` turns the result written and the refusal into the caller's answer
+ * (naming its jobs); without it the refusal is thrown, marked as after a write.
  */
 export async function replicatedWrite<T>(
   wait: ReplicaWait,
@@ -79,10 +84,18 @@ export async function replicatedWrite<T>(
   ttlMs: number,
   write: () => Promise<T>,
   untilMs: number,
+  refused?: (result: T, refusal: RedisCommandRefusedError) => T,
 ): Promise<{ readonly result: T; readonly acknowledged: number }> {
   for (let runs = 1; ; runs++) {
     const result = await write();
-    const check = await checkReplicatedUntil(wait, replyKey, ttlMs, untilMs);
+    let check: ReplicaCheck;
+    try {
+      check = await checkReplicatedUntil(wait, replyKey, ttlMs, untilMs);
+    } catch (error) {
+      if (!(error instanceof RedisCommandRefusedError)) throw error;
+      if (!refused) throw error.afterWrite([]);
+      return { result: refused(result, error), acknowledged: 0 };
+    }
     if (check.state === 'present') return { result, acknowledged: check.acknowledged };
     if (check.state === 'unknown') return { result, acknowledged: 0 };
     if (runs >= RUNS_MAX || monotonicMs() >= untilMs) {

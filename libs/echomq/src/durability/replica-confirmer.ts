@@ -4,6 +4,7 @@ import { BlockingConnection } from '../connection/blocking-connection';
 import type { RedisConnections } from '../connection/redis-connections';
 import { OutcomeUnknownError, RedisUnavailableError } from '../errors';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
+import { confirmationRefusal } from './command-refusal';
 
 /** Appends exactly one write command to the confirmation pipeline. */
 export type ConfirmWrite = (pipeline: ChainableCommander) => void;
@@ -52,12 +53,16 @@ export class ReplicaConfirmer implements ReplicaWait {
   private readonly coalescer: Coalescer<ConfirmWrite, Confirmation>;
   private closed = false;
 
+  /** The Redis confirmations go to, as errors name it (never with credentials). */
+  private readonly target: string;
+
   constructor(
     connections: RedisConnections,
     readonly replicas: number,
     readonly timeoutMs: number,
   ) {
     this.connection = new BlockingConnection(connections);
+    this.target = connections.reachability.target;
     this.coalescer = new Coalescer((writes) => this.send(writes), {
       maxBatch: SCRIPT_BATCH_MAX,
       // One connection: its WAITs run one after the other anyway.
@@ -70,7 +75,9 @@ export class ReplicaConfirmer implements ReplicaWait {
   /**
    * Sends `write` then WAIT (shared with the writes of concurrent callers). Rejects with the
    * write's own error, or with OutcomeUnknownError / RedisUnavailableError when the pipeline
-   * got no answer: nothing is then known about the replicas.
+   * got no answer: nothing is then known about the replicas. A user that may not run WAIT or
+   * the small write (an ACL without `+wait`) gets RedisCommandRefusedError at once: asking
+   * again cannot change that answer, and counting it as "0 replicas" would blame the replicas.
    */
   async confirm(write: ConfirmWrite): Promise<Confirmation> {
     if (this.closed) throw new RedisUnavailableError('the replica confirmation connection (closed)', 0);
@@ -94,6 +101,10 @@ export class ReplicaConfirmer implements ReplicaWait {
     if (!reply)
       throw new OutcomeUnknownError('WAIT', `no reply within ${this.timeoutMs} ms and a grace period`);
     const [waitError, waited] = reply[reply.length - 1];
+    // A refused write first: WAIT after it counted nothing of the caller's.
+    const refusals = writes.map((_, index) => confirmationRefusal(reply[index][0], this.target));
+    const waitRefused = confirmationRefusal(waitError, this.target);
+    if (waitRefused) return refusals.map((refusal) => refusal ?? waitRefused);
     if (waitError) {
       // Typically a replica answering (READONLY, "WAIT cannot be used with replica instances"):
       // a connection made while a failover was under way. The next call connects afresh.
@@ -103,7 +114,7 @@ export class ReplicaConfirmer implements ReplicaWait {
     const acknowledged = Number(waited);
     return writes.map((_, index) => {
       const [error, value] = reply[index];
-      return error ?? [{ reply: value, acknowledged }];
+      return refusals[index] ?? error ?? [{ reply: value, acknowledged }];
     });
   }
 

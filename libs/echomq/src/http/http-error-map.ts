@@ -26,7 +26,12 @@ import {
 } from '../errors';
 import { JobTimeoutError, RateLimitedError } from '../flow-errors';
 import { NodeLeaseLostError } from '../ids/node-lease-lost-error';
-import { EvictionPolicyError, NotReplicatedError, RedisOutOfMemoryError } from '../redis-errors';
+import {
+  EvictionPolicyError,
+  NotReplicatedError,
+  RedisCommandRefusedError,
+  RedisOutOfMemoryError,
+} from '../redis-errors';
 
 /** How one error class is answered over HTTP. */
 export interface HttpErrorMapping<E extends EchoMqError = EchoMqError> {
@@ -171,6 +176,17 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
     publicMessage: (error) =>
       `Written, but only ${error.acknowledged} of ${error.required} replicas confirmed it in time; it may be lost in a failover`,
     details: (error) => ({ ids: error.ids, acknowledged: error.acknowledged, required: error.required }),
+  }),
+  // The deployment's Redis user may not run a command a feature it turned on needs (WAIT, for
+  // durable writes): only a change of its ACL mends that, so no Retry-After. A durable write
+  // refused its confirmation is on the master; the ids let a client check on its jobs.
+  entry(RedisCommandRefusedError, {
+    status: 500,
+    publicMessage: (error) =>
+      error.written
+        ? 'Written, but the server may not confirm it with the replicas (a deployment fault); it may be lost in a failover'
+        : 'The server may not run a command this request needs (a deployment fault)',
+    details: (error) => (error.written ? { ids: error.ids } : {}),
   }),
   // The deployment refuses its Redis (requireNoEviction); nothing was written.
   entry(EvictionPolicyError, {

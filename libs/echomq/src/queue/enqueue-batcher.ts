@@ -77,6 +77,11 @@ export class EnqueueBatcher {
       replayWindow(ctx),
       write,
       untilMs,
+      // A confirmation Redis refuses (a user without +wait): each written group hears it with its own jobs.
+      (groups, refusal) =>
+        groups.map((group) =>
+          group instanceof Error ? group : refusal.afterWrite(group.map((outcome) => outcome.id)),
+        ),
     );
     if (acknowledged >= durability.replicas) return result;
     // A refused group wrote nothing: it keeps its own error. The others were written.

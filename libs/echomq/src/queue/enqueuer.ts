@@ -86,6 +86,9 @@ export class Enqueuer {
       replayWindow(ctx),
       write,
       repeat.untilMs,
+      (written, refusal) => {
+        throw refusal.afterWrite([written.id]);
+      },
     );
     if (acknowledged >= durability.replicas) return result;
     throw new NotReplicatedError(acknowledged, durability.replicas, durability.timeoutMs, [result.id]);
