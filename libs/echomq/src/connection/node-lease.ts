@@ -5,7 +5,10 @@ import { RedisUnavailableError } from '../errors';
 import { LeasedSnowflakes, MAX_NODE, NodeLeaseLostError, type MintWindow } from '../ids';
 import { nodeLeaseKey } from '../keyspace';
 import type { ReplicaWait } from '../durability/replica-confirmer';
+import type { RedisOutOfMemoryError } from '../redis-errors';
 import type { RedisClient } from '../scripts';
+import { typedOutOfMemory } from '../scripts/reply-errors';
+import { FullRedisNotice } from './full-redis-notice';
 
 /**
  * TTL of `<prefix>:node:<n>`. Short, because a new holder's ids start one window (lease less margin)
@@ -21,6 +24,11 @@ export const NODE_LEASE_MARGIN_MS = 200;
 const RAMP_RENEW_MS = 20;
 /** Longest a release at shutdown waits for Redis; the key expires by itself anyway. */
 const RELEASE_TIMEOUT_MS = 1_000;
+/** What the full-Redis warning of the lease says waits for room. */
+const WAITS_FOR_ROOM =
+  'No node number is leased until there is room (SET NX grows memory), so this process mints no job ' +
+  'ids: its enqueues and schedule upserts fail at once with REDIS_OUT_OF_MEMORY meanwhile; jobs are ' +
+  'still claimed and completed, which frees room (a configured nodeId needs no lease)';
 
 /** Takes the node if free. Replies [1 if taken, server ms] (the time is what the new window is built on). */
 const ACQUIRE_LUA = `
@@ -61,7 +69,7 @@ export interface NodeLeaseOptions {
   /** Monotonic milliseconds; performance.now by default. Never the wall clock. */
   readonly clock?: () => number;
   readonly timers?: LeaseTimers;
-  readonly logger?: Pick<Logger, 'warn' | 'error'>;
+  readonly logger?: Pick<Logger, 'warn' | 'error'> & Partial<Pick<Logger, 'log' | 'debug'>>;
   /** The module's keyPrefix: node numbers are leased among the processes sharing it. Default 'emq'. */
   readonly keyPrefix?: string;
   /**
@@ -124,7 +132,14 @@ export class NodeLease {
   private readonly renewEveryMs: number;
   private readonly clock: () => number;
   private readonly timers: LeaseTimers;
-  private readonly logger: Pick<Logger, 'warn' | 'error'>;
+  private readonly logger: Pick<Logger, 'warn' | 'error'> & Partial<Pick<Logger, 'log' | 'debug'>>;
+  /** Every acquisition a full Redis refuses would warn (one every renewal interval): said once. */
+  private readonly fullRedis: FullRedisNotice;
+  /**
+   * Set while the last acquisition was refused by a full Redis and no node is held: a wait
+   * for the lease (ready) then fails at once with it, since only room, not time, ends it.
+   */
+  private refusedFull?: RedisOutOfMemoryError;
   private readonly listeners = new Set<() => void>();
   private tenure?: Tenure;
   private acquiring?: Promise<void>;
@@ -149,6 +164,7 @@ export class NodeLease {
     this.clock = options.clock ?? (() => performance.now());
     this.timers = options.timers ?? REAL_TIMERS;
     this.logger = options.logger ?? new Logger('EchoMQ');
+    this.fullRedis = new FullRedisNotice(this.logger, 'The Snowflake node lease', this.clock);
     this.snowflakes = new LeasedSnowflakes(() => this.tenure, this.clock);
   }
 
@@ -191,7 +207,10 @@ export class NodeLease {
 
   /**
    * Resolves once an id can be minted; rejects with NodeLeaseLostError after timeoutMs, or
-   * with the signal's reason when `signal` aborts first (the wait is then cleaned up).
+   * with the signal's reason when `signal` aborts first (the wait is then cleaned up). While
+   * no node is held because a full Redis refused the last acquisition, it rejects at once with
+   * RedisOutOfMemoryError (or as soon as an acquisition is refused so): the wait would only
+   * run out its timeout, since room, not time, ends it.
    */
   ready(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.snowflakes.blocker() === undefined) return Promise.resolve();
@@ -211,10 +230,11 @@ export class NodeLease {
         this.timers.clearTimeout(timer);
         const blocker = this.snowflakes.blocker();
         const now = this.clock();
-        if (blocker === undefined || now >= deadline || this.closed) {
+        const full = this.tenure === undefined ? this.refusedFull : undefined;
+        if (blocker === undefined || full || now >= deadline || this.closed) {
           stop();
           if (blocker === undefined) resolve();
-          else reject(new NodeLeaseLostError(blocker, this.node));
+          else reject(full ?? new NodeLeaseLostError(blocker, this.node));
           return;
         }
         // Look again at the deadline or after a renewal interval; every change of tenure or
@@ -243,19 +263,32 @@ export class NodeLease {
     let start = firstNode ?? Math.floor(Math.random() * (MAX_NODE + 1));
     while (!this.closed && !this.tenure) {
       try {
-        if (await this.tryNodes(start)) return;
+        const taken = await this.tryNodes(start);
+        this.roomAgain();
+        if (taken) return;
         this.logger.error(
           `All ${MAX_NODE + 1} Snowflake node numbers are leased; retrying. Set nodeId explicitly.`,
         );
       } catch (error) {
-        // Redis unreachable is said once, by the connection; the loop just tries again.
-        if (!(error instanceof RedisUnavailableError)) {
+        // A full Redis is said once for the episode (FullRedisNotice), and Redis unreachable
+        // once, by the connection; the loop just tries again.
+        const refused = typedOutOfMemory(error, this.redis, 'SET NX (a Snowflake node lease)');
+        if (this.fullRedis.met(refused, WAITS_FOR_ROOM)) {
+          this.refusedFull = refused as RedisOutOfMemoryError;
+          this.changed();
+        } else if (!(error instanceof RedisUnavailableError)) {
           this.logger.warn(`Could not lease a Snowflake node number: ${(error as Error).message}`);
         }
       }
       await new Promise<void>((resolve) => this.timers.setTimeout(resolve, this.renewEveryMs));
       start = Math.floor(Math.random() * (MAX_NODE + 1));
     }
+  }
+
+  /** An acquisition got a reply: Redis is not (or no longer) refusing it for room. */
+  private roomAgain(): void {
+    this.refusedFull = undefined;
+    this.fullRedis.cleared();
   }
 
   /** Tries every node once, from `start`. True when one was taken. */

@@ -15,7 +15,9 @@ import { JOB_ID_MINTER, type JobIdMinter } from './tokens';
  *
  * A wait for the lease (ready) is worth it only while Redis is reachable: in an outage
  * (unreachable for a command deadline, or since boot for that long) it fails at once with
- * RedisUnavailableError, as a command would, instead of running out its timeout.
+ * RedisUnavailableError, as a command would, instead of running out its timeout. So it does on
+ * a full Redis (maxmemory reached, noeviction), which refuses the lease's SET NX: with
+ * RedisOutOfMemoryError, the error the enqueue would have met in its own script.
  */
 export const jobIdMinterProvider: FactoryProvider<JobIdMinter> = {
   provide: JOB_ID_MINTER,

@@ -29,6 +29,9 @@ function hasAny(limits: Partial<FlowLimits>): boolean {
  * Registers each of these queues (which writes its configured limits), all at once. A producer
  * does not stop booting when one fails (Redis down, a data format it does not know): it says
  * so, and the queue's first enqueue registers it again, failing with the same error if it lasts.
+ * A full Redis fails none of them: the registration warns once and writes the limits itself as
+ * soon as there is room (QueueRegistration), not at a later first enqueue, so the boot write
+ * still comes before an admin's setLimits made after it.
  */
 export async function registerAtBoot(
   queues: readonly string[],

@@ -17,8 +17,14 @@ export type AdvanceOutcome = 'advanced' | 'stale' | 'ended';
 /**
  * Moves a schedule on from `expectedId`, its next occurrence as the caller saw it (null: it
  * has none): reads the definition, the occurrence's planned run-at and the server clock in one
- * MULTI, computes the next run-at, and sets it with advance-schedule's compare-and-set. With
+ * pipeline, computes the next run-at, and sets it with advance-schedule's compare-and-set. With
  * `replace`, the expected occurrence still waits and is dropped unrun (the 'skip' policy).
+ *
+ * A pipeline, not a MULTI: a full Redis refuses every command queued in a MULTI, reads too,
+ * which turned the advance's own typed refusal into a bare EXECABORT. The reads need no one
+ * instant: the script sets nothing unless scheduler-next still is `expectedId` and the stored
+ * definition still has the digest read here, and an occurrence's planned run-at never changes
+ * while it is the next one, so a read made stale by a concurrent change ends in 'stale'.
  */
 export async function advanceSchedule(
   ctx: ScriptContext,
@@ -28,7 +34,7 @@ export async function advanceSchedule(
   replace = false,
 ): Promise<AdvanceOutcome> {
   const { redis, keys } = ctx;
-  const batch = redis.multi().hget(keys.schedulers, key).hget(keys.schedulerNext, key).time();
+  const batch = redis.pipeline().hget(keys.schedulers, key).hget(keys.schedulerNext, key).time();
   if (expectedId !== null) batch.hget(keys.job(expectedId), 'sa').zscore(keys.schedule, expectedId);
   const [stored, current, time, plannedField, score] = await execAll(
     batch,

@@ -107,6 +107,9 @@ export class ScheduleSweeper {
  * Where each next occurrence is, in at most two pipelined reads: waiting (in the schedule set,
  * never claimed), pending (promoted, not claimed yet), or left (claimed, or gone): the places
  * occurrence_at in schedule-occurrence.lua.ts tells apart, which the advance checks again.
+ * Pipelines, not MULTIs: a full Redis refuses every command queued in a MULTI, reads too, and
+ * nothing here needs one instant, since the advance acts only where it finds the occurrence
+ * still is (a place read a moment early is at worst a 'stale' advance).
  */
 type OccurrencePlace = { where: 'waiting'; runAt: number } | { where: 'pending' | 'left' };
 
@@ -115,7 +118,7 @@ async function occurrencePlaces(
   entries: readonly [string, string][],
 ): Promise<{ now: number; places: OccurrencePlace[] }> {
   const { redis, keys } = ctx;
-  const batch = redis.multi().time();
+  const batch = redis.pipeline().time();
   for (const [, id] of entries) batch.zscore(keys.schedule, id).hmget(keys.job(id), 'a', 'l', 'y', 'sa');
   const [time, ...replies] = await execAll(batch, `The schedule sweep of ${keys.queue}`);
   const places: OccurrencePlace[] = [];
@@ -134,7 +137,7 @@ async function occurrencePlaces(
   if (unscored.length > 0) {
     const pending = unscored.reduce(
       (reads, { id, lane, level }) => reads.zscore(keys.pendingOf(lane ?? undefined, Number(level ?? 0)), id),
-      redis.multi(),
+      redis.pipeline(),
     );
     const scores = await execAll(pending, `The pending occurrences of ${keys.queue}`);
     unscored.forEach(({ index }, i) => {

@@ -55,6 +55,9 @@ if prior then
   for id in string.gmatch(text, '[^,]+') do ids[#ids + 1] = id end
   return reply(next_cursor, ids)
 end
+-- Cleaning frees room, so a full Redis must let it run; also a call that finds nothing, whose
+-- reply record is then its first write (the last chunk of a clean, or one with nothing to take).
+runs_when_full()
 -- Every id minted before this instant sorts below floor (byte order is mint order).
 local floor = first_id_at(now_ms() - older_than)
 local ids, next_cursor = {}, ''

@@ -32,6 +32,9 @@ if prior then
   local removed, more, next_cursor = string.match(prior, '^(%d+):(%d):(.*)$')
   return { tonumber(removed), tonumber(more), next_cursor }
 end
+-- Draining frees room, so a full Redis must let it run; also a call that finds nothing, whose
+-- reply record is then its first write (the last call of a drain).
+runs_when_full()
 local ids, position = take_pending(cursor, ${WALK_SETS_MAX}, n, nil, nil)
 local next_cursor = walk_next(cursor, position, #ids > 0, true)
 if not keep_scheduled and position == '' and #ids < n then

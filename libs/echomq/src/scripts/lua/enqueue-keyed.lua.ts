@@ -33,6 +33,8 @@ export const ENQUEUE_KEYED_LUA = luaScript(
 --          request returns its first reply.
 -- Errors:  EMQ_EXISTS when the id given exists (nothing written).
 -- Event:   'enqueued' with the created id; 'debounced' with the replaced id and its new runAt.
+-- A full Redis (noeviction) refuses a created or replaced job before any write; a throttle
+-- match, which writes only its reply record, goes through.
 `,
   `
 local mode = ARGV[1]
@@ -89,10 +91,13 @@ local function replace(job, deadline, f, now)
     stale[#stale + 1] = 'n'
   end
   local row = ROW_PREFIX .. job
+  -- The key's SET first: it may grow memory, so a full Redis refuses the call here, having
+  -- written nothing, as it refuses an enqueue; the HDEL before it would have let every write
+  -- after it through (a full Redis refuses only a script's first write), the new payload too.
+  redis.call('SET', KEYS[7], job, 'PX', run_at - now + ${DEBOUNCE_KEY_MARGIN_MS})
   redis.call('HDEL', row, unpack(stale))
   redis.call('HSET', row, unpack(fields))
   redis.call('ZADD', KEYS[3], run_at, job)
-  redis.call('SET', KEYS[7], job, 'PX', run_at - now + ${DEBOUNCE_KEY_MARGIN_MS})
   redis.call('HINCRBY', KEYS[4], 'debounced', 1)
   emit(KEYS[5], maxlen, 'type', 'debounced', 'ids', job, 'runAt', run_at)
   wake(KEYS[6])
@@ -134,7 +139,12 @@ end
 
 local now = now_ms()
 local held = redis.call('GET', KEYS[7])
-if held and mode == 'throttle' then return answer('matched', held) end
+if held and mode == 'throttle' then
+  -- A match creates nothing, so a full Redis lets it through: its reply record (kept for the
+  -- replay window, so a repeat still matches once the window is over) is its only write.
+  runs_when_full()
+  return answer('matched', held)
+end
 if held then
   -- Only a job of this key still waiting for its run-at and never claimed is replaced: once
   -- due it counts as released (a worker may claim it at any moment).

@@ -185,6 +185,10 @@ if #ids > 0 then
   -- Delayed jobs wake workers too, so a blocked worker shortens its wait to the new run-at.
   wake(KEYS[7])
 end
+-- A call that created nothing (every job matched its idempotency key, or was refused) writes
+-- only its reply record: a full Redis lets that through, so a repeat of a key after a lost
+-- reply is told its job, not REDIS_OUT_OF_MEMORY.
+if #ids == 0 then runs_when_full() end
 if next(rec.m) == nil and next(rec.e) == nil then
   record(KEYS[2], 'all', replay_ttl)
 else

@@ -79,6 +79,9 @@ if busy > 0 and not force then
   local live = redis.call('ZCOUNT', KEYS[3], '(' .. now_ms(), '+inf')
   if live > 0 then return redis.error_reply('EMQ_QUEUE_BUSY ' .. live) end
 end
+-- Obliterating frees room, so a full Redis must let it run (this call's pause flag, events and
+-- reply record cost far less than the jobs and keys it deletes).
+runs_when_full()
 redis.call('SET', KEYS[6], '1')
 redis.call('UNLINK', BASE .. 'schedulers', BASE .. 'scheduler-next')
 

@@ -93,6 +93,16 @@ local function record(key, text, ttl)
   redis.call('SET', key, text, 'PX', ttl)
 end
 
+-- A full Redis (maxmemory reached, noeviction) refuses a script's first write when that write
+-- may grow memory, and no later one (it cannot stop a script half-way). A transition that moves
+-- or frees jobs calls this before its first write, after every check and replay read: a DEL of
+-- the fence (KEYS[1], which never exists) is a write that changes nothing, so a full Redis still
+-- claims, completes, fails, extends, releases, drains, cleans and obliterates, while enqueue,
+-- which only grows, is refused before its first write (docs/reliability.md, "A full Redis").
+local function runs_when_full()
+  redis.call('DEL', KEYS[1])
+end
+
 -- Per-claim answers (1 or 0) are recorded as one digit each ('1101'); appends them to out.
 local function flags_from(text, out)
   for i = 1, #text do out[#out + 1] = tonumber(string.sub(text, i, i)) end

@@ -70,13 +70,21 @@ if timed then
   changed[#changed + 1] = 'runAt'
 end
 if data ~= '' then
-  -- The old payload's chunks go first ('d', 'd2' .., 'dn': see put_data), then the new ones.
-  local old = { 'd', 'dn' }
-  for i = 2, math.max(READ_AHEAD, tonumber(f[3]) or 0) do old[#old + 1] = 'd' .. i end
-  redis.call('HDEL', KEYS[9], unpack(old))
+  -- The new payload's chunks first ('d', 'd2' .., 'dn': see put_data), then the old ones it did
+  -- not overwrite go. In this order because the HSET may grow memory: a full Redis refuses the
+  -- call there, having written nothing; an HDEL first would have let every write after it
+  -- through (a full Redis refuses only a script's first write), the new payload too.
   local fields = {}
   put_data(fields, data)
   redis.call('HSET', KEYS[9], unpack(fields))
+  local written = {}
+  for i = 1, #fields, 2 do written[fields[i]] = true end
+  local old = {}
+  if not written.dn then old[1] = 'dn' end
+  for i = 2, math.max(READ_AHEAD, tonumber(f[3]) or 0) do
+    if not written['d' .. i] then old[#old + 1] = 'd' .. i end
+  end
+  if #old > 0 then redis.call('HDEL', KEYS[9], unpack(old)) end
   changed[#changed + 1] = 'data'
 end
 local to_lane, to_level = new_lane or lane, new_level or level

@@ -25,7 +25,8 @@ export const UPSERT_SCHEDULE_LUA = luaScript(
 --          when a run is in progress), its run-at ms (its planned run-at when not waiting) };
 --          a repeated request returns the first reply ('unchanged' included).
 -- Errors:  EMQ_EXISTS <id> when a new occurrence is due and its id already has a row (nothing
---          written).
+--          written). A full Redis (noeviction) refuses 'created' and 'updated' before any
+--          write, and lets 'unchanged' (its reply record only) through.
 -- Events:  'removed' (from schedule) for a replaced occurrence, 'enqueued' with a new id,
 --          'schedule-upserted' with the next occurrence's id, the key and the outcome (none
 --          when 'unchanged').
@@ -55,6 +56,9 @@ local running = where == 'pending' or where == 'ran'
 local at_of_old = running and (tonumber(old_planned) or 0) or old_at
 if stored == text and (where == 'waiting' or running) then
   -- Recorded although nothing changed: a repeat after a newer upsert must not write this one.
+  -- Nothing grows but that record, so a full Redis lets it through: a worker whose declared
+  -- schedules did not change boots on a full Redis without waiting for room.
+  runs_when_full()
   return answer('unchanged', old, at_of_old)
 end
 if running then
