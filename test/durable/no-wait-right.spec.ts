@@ -57,14 +57,15 @@ async function bootWithoutWait(
   log: CapturedLog,
   providers: ReturnType<typeof processorClass>[] = [],
   user = USER,
+  nodeId: number | undefined = 9,
 ) {
   const app = await bootLogged(
     apps,
     log,
     {
       connection: { url: urlAs(user, PASSWORD, pair.master.url) },
-      // A configured node: a leased one mints only after a renewal WAIT confirmed, refused too.
-      nodeId: 9,
+      // A configured node by default: a leased one mints only after a renewal WAIT confirmed, refused too.
+      ...(nodeId === undefined ? {} : { nodeId }),
       durable: DURABLE,
       shutdownGraceMs: 300,
       reaper: { intervalMs: 100 },
@@ -122,6 +123,19 @@ describe.each([
     expect(await pair.onMaster.zcard(queueKeys(queue).pending)).toBe(1);
     const refusals = await refusalsOf(pair.onMaster, USER);
     expect(refusals).toContainEqual({ reason: 'command', object: 'wait', username: USER });
+  });
+});
+
+describe('a durable producer with a leased node, whose user lacks +wait', () => {
+  it('fails enqueue with the typed error naming +wait, not NODE_LEASE_LOST after the lease wait', async () => {
+    const queue = uniqueQueue('nowait-lease');
+    const queues = await bootWithoutWait(new CapturedLog(), [], USER, undefined);
+    const error = await queues.enqueue(queue, { n: 1 }).catch((failure: unknown) => failure);
+    expectRefusedWait(error);
+    // Its job is on the master, unconfirmed, and the error names it.
+    const pending = await pair.onMaster.zrange(queueKeys(queue).pending, 0, -1);
+    expect((error as RedisCommandRefusedError).ids).toEqual(pending);
+    expect(pending).toHaveLength(1);
   });
 });
 

@@ -90,6 +90,11 @@ export class RedisCommandRefusedError extends EchoMqError {
     );
   }
 
+  /** The same refusal, as a caller that wrote nothing meets it (an enqueue that minted no id). */
+  beforeWrite(): RedisCommandRefusedError {
+    return new RedisCommandRefusedError(this.target, this.command, this.right, this.feature, this.reply);
+  }
+
   /** The same refusal, met after a write whose jobs are `ids` (on the master, unconfirmed). */
   afterWrite(ids: readonly string[]): RedisCommandRefusedError {
     return new RedisCommandRefusedError(

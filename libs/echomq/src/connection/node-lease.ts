@@ -5,7 +5,7 @@ import { RedisUnavailableError } from '../errors';
 import { LeasedSnowflakes, MAX_NODE, NodeLeaseLostError, type MintWindow } from '../ids';
 import { nodeLeaseKey } from '../keyspace';
 import type { ReplicaWait } from '../durability/replica-confirmer';
-import type { RedisOutOfMemoryError } from '../redis-errors';
+import { RedisCommandRefusedError, type RedisOutOfMemoryError } from '../redis-errors';
 import type { RedisClient } from '../scripts';
 import { typedOutOfMemory } from '../scripts/reply-errors';
 import { FullRedisNotice } from './full-redis-notice';
@@ -150,6 +150,11 @@ export class NodeLease {
   private closed = false;
   /** A tenure waiting for its replicas was reported (once per process, not per renewal). */
   private unreplicatedWarned = false;
+  /**
+   * Durable writes whose confirmation Redis refuses for good (a user without +wait): no
+   * tenure can open, so a wait for an id fails at once with this rather than timing out.
+   */
+  private refusal?: RedisCommandRefusedError;
 
   constructor(
     private readonly redis: RedisClient,
@@ -231,10 +236,11 @@ export class NodeLease {
         const blocker = this.snowflakes.blocker();
         const now = this.clock();
         const full = this.tenure === undefined ? this.refusedFull : undefined;
-        if (blocker === undefined || full || now >= deadline || this.closed) {
+        const refused = full ?? this.refusal;
+        if (blocker === undefined || refused || now >= deadline || this.closed) {
           stop();
           if (blocker === undefined) resolve();
-          else reject(full ?? new NodeLeaseLostError(blocker, this.node));
+          else reject(refused ?? new NodeLeaseLostError(blocker, this.node));
           return;
         }
         // Look again at the deadline or after a renewal interval; every change of tenure or
@@ -329,6 +335,15 @@ export class NodeLease {
         : await this.replicatedRenewal(tenure);
       if (reply === undefined) return;
     } catch (error) {
+      if (error instanceof RedisCommandRefusedError) {
+        // Said once, not at every renewal; renewals go on, so a right granted later is picked up.
+        if (!this.refusal)
+          this.logger.error(`No id can be minted on Snowflake node ${tenure.node}: ${error.message}`);
+        // Its write was the lease's renewal; an enqueue waiting for an id wrote nothing.
+        this.refusal = error.beforeWrite();
+        this.changed();
+        return;
+      }
       // Not a loss: the key may well still be ours. The window closes at its deadline unless a
       // later renewal gets through. (Redis unreachable is said once, by the connection.)
       if (!(error instanceof RedisUnavailableError)) {
@@ -372,6 +387,7 @@ export class NodeLease {
       pipeline.eval(RENEW_LUA, 1, key, tenure.token, this.leaseMs),
     );
     const [held] = reply as [number, number];
+    this.refusal = undefined;
     if (held !== 1 || acknowledged >= durable.replicas) {
       if (held === 1 && this.tenure === tenure) tenure.replicated = true;
       return reply;
