@@ -1,7 +1,15 @@
+import { Logger } from '@nestjs/common';
+import { Redis } from 'ioredis';
 import { QueueService, type Job } from '@app/echomq';
-import { queueKeys } from '@app/echomq/internal';
-import { uniqueQueue } from '../support/redis';
-import { deferred, processorClass, waitUntil } from '../worker/fixtures/support';
+import { queueKeys, RedisConnections } from '@app/echomq/internal';
+import { claimJobs, enqueueJobs } from '@app/echomq/scripts';
+import { replicatedClaim } from '@app/echomq/durability/durable-claim';
+import { replicaWaitFor } from '@app/echomq/durability/durable-context';
+import { monotonicMs } from '@app/echomq/monotonic';
+import { jobRecord } from '../support/assertions';
+import { idMinter, scriptContext, uniqueQueue } from '../support/redis';
+import { RedisServer } from '../support/redis-server';
+import { deferred, processorClass, serverNow, waitUntil } from '../worker/fixtures/support';
 import { ReplicatedPair } from './support/replicated-pair';
 
 /**
@@ -78,5 +86,76 @@ describe('a durable claim', () => {
     expect(runs).toHaveLength(1);
     expect(runs[0]).toBeGreaterThan(1);
     expect(await pair.onMaster.zcard(queueKeys(queue).dead)).toBe(0);
+  });
+
+  it('never starts a handler on a claim confirmed past half its lease, even by a WAIT longer than the lease', async () => {
+    const queue = uniqueQueue('durable-late');
+    const keys = queueKeys(queue);
+    const started = deferred<{ attempt: number; aborted: boolean; leaseLeftMs: number }>();
+    const Proc = processorClass(queue, { leaseMs: 1_000 }, async (job: Job) => {
+      const deadline = Number(await pair.onMaster.zscore(keys.active, job.id));
+      started.resolve({
+        attempt: job.attempt,
+        aborted: job.signal.aborted,
+        leaseLeftMs: deadline - (await serverNow(pair.onMaster)),
+      });
+    });
+    // A WAIT of up to 3 s, three times the lease: only the claim's cut-off keeps a late answer out.
+    await pair.boot([Proc], { replicas: 1, timeoutMs: 3_000 });
+    await pair.pause();
+
+    const id = await enqueueWithoutWaiting(queue, { n: 1 });
+    await waitUntil(async () => (await pair.onMaster.zscore(keys.active, id)) !== null, 'the claim');
+    const firstLeaseEnd = Number(await pair.onMaster.zscore(keys.active, id));
+    // Redis's own clock passes the first claim's lease end while the replica is still silent.
+    await waitUntil(async () => (await serverNow(pair.onMaster)) > firstLeaseEnd, 'the first lease to end');
+    expect(started.settled).toBe(false);
+
+    pair.resume();
+    const run = await started.promise;
+    // Not the first claim, whose lease ran out unconfirmed: a later one, with its lease live.
+    expect(run.attempt).toBeGreaterThan(1);
+    expect(run.aborted).toBe(false);
+    expect(run.leaseLeftMs).toBeGreaterThan(0);
+  });
+
+  it('releases a claim its confirmation did not find on the master, instead of leaving it in active', async () => {
+    // The confirmation reaches another server than the claim did (two masters while the
+    // sentinels switch): it finds no record of the claim. Its jobs go back, budget intact.
+    const elsewhere = await RedisServer.start({ args: [] });
+    const connections = new RedisConnections({ connection: { url: elsewhere.url } });
+    const redis = new Redis(pair.master.url);
+    try {
+      const queue = uniqueQueue('durable-absent');
+      const ctx = {
+        ...scriptContext(redis, queue),
+        durability: replicaWaitFor(connections, { replicas: 1, timeoutMs: 50 })!,
+      };
+      const id = idMinter(3)();
+      await enqueueJobs(ctx, [jobRecord(id, { maxAttempts: 1 })], 60_000);
+      const batch = await claimJobs(ctx, { count: 1, leaseMs: 60_000, claimantPrefix: 'absent-claim' });
+      expect(batch.jobs).toHaveLength(1);
+      const now = monotonicMs();
+
+      const confirmed = await replicatedClaim(ctx, ctx.durability, batch, {
+        queue,
+        claimantPrefix: 'absent-claim',
+        giveUpAt: now + 30_000,
+        leaseEnd: now + 60_000,
+        stopped: new AbortController().signal,
+        logger: new Logger('durable-absent'),
+      });
+
+      expect(confirmed.jobs).toEqual([]);
+      expect(await redis.zscore(ctx.keys.active, id)).toBeNull();
+      expect(await redis.zscore(ctx.keys.pending, id)).not.toBeNull();
+      // Released, not reaped: maxAttempts 1 is still there to spend.
+      const again = await claimJobs(ctx, { count: 1, leaseMs: 60_000, claimantPrefix: 'absent-again' });
+      expect(again.jobs.map((job) => job.id)).toEqual([id]);
+    } finally {
+      redis.disconnect();
+      await connections.onApplicationShutdown();
+      await elsewhere.destroy();
+    }
   });
 });

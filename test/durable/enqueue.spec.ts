@@ -2,7 +2,9 @@ import { NotReplicatedError, OutcomeUnknownError, QueueService } from '@app/echo
 import { queueKeys, RedisConnections } from '@app/echomq/internal';
 import { replicaWaitFor } from '@app/echomq/durability/durable-context';
 import { replicatedWrite } from '@app/echomq/durability/durable-write';
+import { monotonicMs } from '@app/echomq/monotonic';
 import { FaultProxy } from '../support/fault-proxy';
+import { freePort } from '../support/redis-server';
 import { uniqueQueue } from '../support/redis';
 import { runsScript } from '../faults/support/faults';
 import { ReplicatedPair } from './support/replicated-pair';
@@ -95,14 +97,19 @@ describe('durable enqueue, merged and repeated', () => {
     await queues.register(queue);
     await pair.pause();
 
+    const callers = [1, 2, 3];
     const outcomes = await Promise.allSettled(
-      [1, 2, 3].map((n) => queues.enqueueMany(queue, [{ data: n }, { data: -n }])),
+      callers.map((n) => queues.enqueueMany(queue, [{ data: n }, { data: -n }])),
     );
 
     const errors = outcomes.map((outcome) => (outcome as PromiseRejectedResult).reason as NotReplicatedError);
-    for (const error of errors) expect(error).toBeInstanceOf(NotReplicatedError);
-    const ids = errors.flatMap((error) => error.ids);
-    expect(new Set(ids).size).toBe(6);
+    for (const [at, error] of errors.entries()) {
+      expect(error).toBeInstanceOf(NotReplicatedError);
+      // Its own two jobs, read back from the master: no other caller's, none missing.
+      const data = await Promise.all(error.ids.map(async (id) => (await queues.getJob(queue, id))?.data));
+      expect(data).toEqual([callers[at], -callers[at]]);
+    }
+    expect(new Set(errors.flatMap((error) => error.ids)).size).toBe(6);
     expect(await pair.onMaster.zcard(queueKeys(queue).pending)).toBe(6);
     pair.resume();
   });
@@ -157,16 +164,16 @@ describe('durable enqueue, merged and repeated', () => {
         return runs;
       };
 
-      const outcome = await replicatedWrite(wait, key, 60_000, write, Date.now() + 10_000);
+      const outcome = await replicatedWrite(wait, key, 60_000, write, monotonicMs() + 10_000);
 
-      expect(outcome).toEqual({ result: 2, acknowledged: 1 });
+      expect(outcome).toEqual({ result: 2, state: 'confirmed', acknowledged: 1 });
       expect(await pair.onReplica.get(key)).toBe('2');
     } finally {
       await connections.onApplicationShutdown();
     }
   });
 
-  it('gives up with OutcomeUnknownError when the record never shows on the master', async () => {
+  it('gives up with OutcomeUnknownError when the record never shows on the master, without calling a repeat safe', async () => {
     const connections = new RedisConnections({ connection: { url: pair.master.url } });
     try {
       const wait = replicaWaitFor(connections, LONG_WAIT)!;
@@ -178,11 +185,39 @@ describe('durable enqueue, merged and repeated', () => {
         'emq:{nowhere}:reply:x',
         60_000,
         write,
-        Date.now() + 10_000,
+        monotonicMs() + 10_000,
       ).catch((reason: unknown) => reason);
 
       expect(error).toBeInstanceOf(OutcomeUnknownError);
+      expect(error).toMatchObject({ code: 'OUTCOME_UNKNOWN', runs: 3 });
+      // A repeated enqueue mints new ids: only one with its idempotency key is safe.
+      expect((error as Error).message).not.toMatch(/repeating the call is safe/);
+      expect((error as Error).message).toMatch(/idempotency key/);
       expect(runs).toBe(3);
+    } finally {
+      await connections.onApplicationShutdown();
+    }
+  });
+
+  it('says the confirmation could not be made, not that the replicas failed, when its connection never answers', async () => {
+    // The confirmation connection reaches nothing: no WAIT ever runs, so no replica was asked.
+    const connections = new RedisConnections({
+      connection: { url: `redis://127.0.0.1:${await freePort()}` },
+      commandTimeoutMs: 200,
+    });
+    try {
+      const wait = replicaWaitFor(connections, SHORT_WAIT)!;
+
+      const outcome = await replicatedWrite(
+        wait,
+        'emq:{unreached}:reply:x',
+        60_000,
+        async () => 'written',
+        monotonicMs() + 300,
+      );
+
+      expect(outcome).toMatchObject({ result: 'written', state: 'unconfirmed' });
+      expect((outcome as { reason: string }).reason).toMatch(/^the confirmation connection did not answer/);
     } finally {
       await connections.onApplicationShutdown();
     }

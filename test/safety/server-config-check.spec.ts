@@ -8,6 +8,7 @@ import {
   describePersistence,
   parseConfigReplies,
 } from '@app/echomq/connection/server-config-check';
+import { queueKeys, RedisConnections } from '@app/echomq/internal';
 import { CapturedLog } from '../support/captured-log';
 import { uniqueQueue } from '../support/redis';
 import { freePort, RedisServer } from '../support/redis-server';
@@ -171,14 +172,70 @@ describe('the server settings check', () => {
       target: `127.0.0.1:${evicting.port}`,
     });
     expect(await admin.dbsize()).toBe(0);
-    expect(log.matching((line) => line.level === 'error')).toEqual([
-      expect.objectContaining({ message: (refused as Error).message }),
-    ]);
+    // Said at connect, about the server: what is refused, and what lifts it (no word of a write).
+    const errors = log.matching((line) => line.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0].message).toMatch(
+      new RegExp(
+        `^Redis at 127\\.0\\.0\\.1:${evicting.port} has maxmemory-policy volatile-lru \\(maxmemory no limit\\): ` +
+          'it may evict jobs\\. requireNoEviction is on: enqueue is refused \\(REDIS_EVICTION_POLICY\\) until its ' +
+          'policy is noeviction \\(checked again every 10 s while refused\\)',
+      ),
+    );
+    expect(errors[0].message).not.toMatch(/nothing was written/);
 
     const Worker = processorClass(queue, {}, () => 'ran');
     const boot = bootLogged(apps, new CapturedLog(), options, [Worker]);
     await expect(boot).rejects.toBeInstanceOf(EvictionPolicyError);
     expect(await admin.dbsize()).toBe(0);
+  });
+
+  it('with requireNoEviction, a reconnect to a Redis that now evicts refuses it, in one error line', async () => {
+    const redis = client((await server()).url);
+    const { logger, lines } = recordingLogger();
+    const check = new ServerConfigCheck(redis, logger, { requireNoEviction: true, said: new Map() });
+    await expect(check.verified()).resolves.toBeUndefined();
+    expect(check.refused).toBe(false);
+
+    // A failover to a replica configured otherwise looks the same: the next connection evicts.
+    await redis.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    await reconnect(redis, check);
+
+    expect(check.refused).toBe(true);
+    await expect(check.verified()).rejects.toBeInstanceOf(EvictionPolicyError);
+    expect(lines.error).toEqual([
+      expect.stringMatching(/has maxmemory-policy allkeys-lru .*requireNoEviction is on/),
+    ]);
+  });
+
+  it('with requireNoEviction, lifts a refusal once the policy is fixed, without a new connection', async () => {
+    const redis = client((await server(['--maxmemory-policy', 'allkeys-lru'])).url);
+    const { logger, lines } = recordingLogger();
+    const check = new ServerConfigCheck(redis, logger, {
+      requireNoEviction: true,
+      said: new Map(),
+      recheckRefusedMs: 100,
+    });
+    await expect(check.verified()).rejects.toBeInstanceOf(EvictionPolicyError);
+    const connection = await redis.client('ID');
+
+    await redis.config('SET', 'maxmemory-policy', 'noeviction');
+    await waitUntil(
+      () =>
+        check.verified().then(
+          () => true,
+          () => false,
+        ),
+      'the refusal to be lifted',
+    );
+
+    expect(check.refused).toBe(false);
+    expect(await redis.client('ID')).toBe(connection);
+    expect(lines.log).toContainEqual(
+      expect.stringMatching(
+        /has maxmemory-policy noeviction now \(it had allkeys-lru\): requireNoEviction no longer refuses it/,
+      ),
+    );
   });
 
   it('CONFIG renamed away: one warning, the checks skipped, and nothing refused even with requireNoEviction', async () => {
@@ -238,5 +295,35 @@ describe('the server settings check', () => {
       (line) => line.level === 'error' && line.message.startsWith(`Not serving queue ${queue}:`),
     );
     expect(refused.message).toContain(`Redis at 127.0.0.1:${port} has maxmemory-policy allkeys-random`);
+  });
+
+  it('with requireNoEviction, refuses enqueue as soon as a reconnect finds the Redis evicting', async () => {
+    const changing = await server();
+    const admin = client(changing.url);
+    const queue = uniqueQueue('evicting-later');
+    const ran = new Set<string>();
+    const Worker = processorClass(queue, {}, (job: Job) => void ran.add(job.id));
+    const log = new CapturedLog();
+    const options = { connection: { url: changing.url }, requireNoEviction: true, nodeId: 63 };
+    const app = await bootLogged(apps, log, options, [Worker]);
+    const queues = app.get(QueueService);
+    const first = await queues.enqueue(queue, 'served');
+    await waitUntil(() => ran.has(first), 'the first job served');
+
+    // The next connection finds an evicting Redis (a failover to a replica configured otherwise).
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    const { serverConfig } = app.get(RedisConnections);
+    await waitUntil(() => serverConfig.refused, 'the check on the new connection to refuse it');
+    expect(log.matching((line) => line.level === 'error')).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/has maxmemory-policy allkeys-lru .*requireNoEviction is on/),
+      }),
+    ]);
+
+    const refused: unknown = await queues.enqueue(queue, 'never written').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EvictionPolicyError);
+    expect(await admin.zcard(queueKeys(queue).pending)).toBe(0);
+    expect(ran.size).toBe(1);
   });
 });

@@ -1,15 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { freePort, RedisServer } from './redis-server';
+import { briefly, HOST, pause, POLL_MS, roleOf, STEP_TIMEOUT_MS, type Address } from './sentinel-probe';
+import {
+  startSentinel,
+  stopSentinel,
+  untilSentinelReady,
+  untilSentinelSeesReplica,
+} from './sentinel-process';
+import { NODE_ARGS, signalNode, startReplica } from './sentinel-replica';
 
-/** A Redis address as the sentinels report it. */
-export interface Address {
-  readonly host: string;
-  readonly port: number;
-}
+export type { Address } from './sentinel-probe';
+export { linkUp, NODE_ARGS, startReplica } from './sentinel-replica';
 
 export interface SentinelGroupOptions {
   /** The name the sentinels monitor the master under. Default 'echomq'. */
@@ -24,28 +28,11 @@ export interface SentinelGroupOptions {
   readonly failoverTimeoutMs?: number;
 }
 
-/** How long setup and failover steps may take before the harness gives up on them. */
-const STEP_TIMEOUT_MS = 30_000;
-const POLL_MS = 50;
-
-/**
- * Every node gets these: a full sync starts at once (the default waits 5 s for more replicas to
- * join a diskless sync), and a replica that lost its master tries again every second.
- */
-export const NODE_ARGS: readonly string[] = [
-  '--repl-diskless-sync-delay',
-  '0',
-  '--repl-ping-replica-period',
-  '1',
-];
-
-const HOST = '127.0.0.1';
-
 /**
  * A Redis Sentinel deployment on loopback for tests: one master, its replicas (redis-server
- * with --replicaof) and a few redis-sentinel processes watching the master under one name,
- * with short timeouts so a failover takes a few seconds. Config files live in a temp folder;
- * destroy() stops every process and removes it.
+ * with --replicaof, see sentinel-replica.ts) and a few redis-sentinel processes watching the
+ * master under one name (sentinel-process.ts), with short timeouts so a failover takes a few
+ * seconds. Config files live in a temp folder; destroy() stops every process and removes it.
  *
  * A failover is caused the way it happens in production: the master is SIGKILLed
  * (killMaster, or killMasterBehindReplicas for a replica that lags), the sentinels agree it is
@@ -68,6 +55,7 @@ export class SentinelGroup {
 
   static async start(options: SentinelGroupOptions = {}): Promise<SentinelGroup> {
     const masterName = options.masterName ?? 'echomq';
+    const replicas = options.replicas ?? 1;
     const nodes = new Map<number, RedisServer>();
     const sentinelPorts: number[] = [];
     for (let i = 0; i < (options.sentinels ?? 3); i++) sentinelPorts.push(await freePort());
@@ -75,21 +63,29 @@ export class SentinelGroup {
     try {
       const master = await RedisServer.start({ args: NODE_ARGS });
       nodes.set(master.port, master);
-      for (let i = 0; i < (options.replicas ?? 1); i++) {
+      for (let i = 0; i < replicas; i++) {
         const replica = await startReplica(master.port);
         nodes.set(replica.port, replica);
       }
       const quorum = Math.floor(sentinelPorts.length / 2) + 1;
       for (const port of sentinelPorts) {
-        group.startSentinel(
-          port,
-          master.port,
-          quorum,
-          options.downAfterMs ?? 1_000,
-          options.failoverTimeoutMs ?? 2_000,
+        group.sentinelProcesses.push(
+          startSentinel({
+            dir: group.dir,
+            port,
+            masterName,
+            masterPort: master.port,
+            quorum,
+            downAfterMs: options.downAfterMs ?? 1_000,
+            failoverTimeoutMs: options.failoverTimeoutMs ?? 2_000,
+          }),
         );
       }
-      await group.untilReady(options.replicas ?? 1);
+      // One deadline for the whole group, as for every step.
+      const deadline = Date.now() + STEP_TIMEOUT_MS;
+      for (const port of sentinelPorts) {
+        await untilSentinelReady(port, masterName, replicas, sentinelPorts.length - 1, deadline - Date.now());
+      }
       return group;
     } catch (error) {
       await group.destroy();
@@ -177,13 +173,13 @@ export class SentinelGroup {
   async killMasterBehindReplicas(lagMs: number): Promise<Address> {
     const master = await this.master();
     const replicas = await this.replicas();
-    for (const replica of replicas) SentinelGroup.signal(replica, 'SIGSTOP');
+    for (const replica of replicas) signalNode(replica, 'SIGSTOP');
     try {
       await briefly(master.port, (client) => client.client('KILL', 'TYPE', 'replica'));
       await pause(lagMs);
       return await this.killMaster();
     } finally {
-      for (const replica of replicas) SentinelGroup.signal(replica, 'SIGCONT');
+      for (const replica of replicas) signalNode(replica, 'SIGCONT');
     }
   }
 
@@ -201,7 +197,10 @@ export class SentinelGroup {
     const master = await this.masterAddress();
     const node = await startReplica(master.port, port);
     this.nodes.set(port, node);
-    await this.untilSentinelsSeeReplica(port);
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    for (const sentinel of this.sentinelPorts) {
+      await untilSentinelSeesReplica(sentinel, this.masterName, port, deadline - Date.now());
+    }
     return node;
   }
 
@@ -218,167 +217,17 @@ export class SentinelGroup {
 
   /** Stops or resumes a process (SIGSTOP / SIGCONT): a replica that stops acknowledging. */
   static signal(node: RedisServer, signal: 'SIGSTOP' | 'SIGCONT'): void {
-    if (node.pid !== undefined) process.kill(node.pid, signal);
+    signalNode(node, signal);
   }
 
   /** Stops every process (SIGKILL) and removes the config folder. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
-    await Promise.all(this.sentinelProcesses.map(kill));
+    await Promise.all(this.sentinelProcesses.map(stopSentinel));
     // SIGKILL ends a SIGSTOPped node too.
     await Promise.all([...this.nodes.values()].map((node) => node.destroy()));
     this.nodes.clear();
     rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  /** Waits until every sentinel lists the node on `port` as a healthy replica (one it could promote). */
-  private async untilSentinelsSeeReplica(port: number): Promise<void> {
-    const deadline = Date.now() + STEP_TIMEOUT_MS;
-    for (const sentinel of this.sentinelPorts) {
-      for (;;) {
-        const healthy = await briefly(sentinel, async (client) => {
-          const replicas = (await client.call('SENTINEL', 'replicas', this.masterName)) as string[][];
-          return replicas.some((fields) => {
-            const entry = fieldsOf(fields);
-            return (
-              Number(entry.port) === port && entry.flags === 'slave' && entry['master-link-status'] === 'ok'
-            );
-          });
-        }).catch(() => false);
-        if (healthy) break;
-        if (Date.now() > deadline)
-          throw new Error(`Sentinel on port ${sentinel} did not see replica ${port} in time`);
-        await pause(POLL_MS * 4);
-      }
-    }
-  }
-
-  private startSentinel(
-    port: number,
-    masterPort: number,
-    quorum: number,
-    downAfterMs: number,
-    failoverTimeoutMs: number,
-  ): void {
-    const file = join(this.dir, `sentinel-${port}.conf`);
-    // Sentinel rewrites its own config file (what it learns), so each has its own, writable.
-    writeFileSync(
-      file,
-      [
-        `port ${port}`,
-        `bind ${HOST}`,
-        `dir ${this.dir}`,
-        `logfile ${join(this.dir, `sentinel-${port}.log`)}`,
-        `sentinel monitor ${this.masterName} ${HOST} ${masterPort} ${quorum}`,
-        `sentinel down-after-milliseconds ${this.masterName} ${downAfterMs}`,
-        `sentinel failover-timeout ${this.masterName} ${failoverTimeoutMs}`,
-        `sentinel parallel-syncs ${this.masterName} 1`,
-        '',
-      ].join('\n'),
-    );
-    const child = spawn('redis-sentinel', [file], { stdio: 'ignore' });
-    child.on('error', () => undefined); // reported by untilReady, which then times out
-    this.sentinelProcesses.push(child);
-  }
-
-  /**
-   * Ready once every sentinel sees the quorum and the other sentinels (CKQUORUM) and lists
-   * every replica: from then on a failover can be agreed and has a replica to promote.
-   */
-  private async untilReady(replicas: number): Promise<void> {
-    const deadline = Date.now() + STEP_TIMEOUT_MS;
-    for (const port of this.sentinelPorts) {
-      for (;;) {
-        const ready = await briefly(port, async (client) => {
-          await client.call('SENTINEL', 'ckquorum', this.masterName);
-          const known = (await client.call('SENTINEL', 'replicas', this.masterName)) as unknown[];
-          const peers = (await client.call('SENTINEL', 'sentinels', this.masterName)) as unknown[];
-          return known.length >= replicas && peers.length >= this.sentinelPorts.length - 1;
-        }).catch(() => false);
-        if (ready) break;
-        if (Date.now() > deadline) throw new Error(`Sentinel on port ${port} did not see its group in time`);
-        await pause(POLL_MS * 4);
-      }
-    }
-  }
-}
-
-/** A flat [name, value, name, value, ...] reply as an object. */
-function fieldsOf(flat: readonly string[]): Record<string, string> {
-  const entry: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) entry[flat[i]] = flat[i + 1];
-  return entry;
-}
-
-function pause(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-/** Runs `work` on a short-lived client of the sentinel or node on `port` (no reconnects, no timers left). */
-async function briefly<T>(port: number, work: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({
-    host: HOST,
-    port,
-    lazyConnect: true,
-    retryStrategy: () => null,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    connectTimeout: 1_000,
-    commandTimeout: 2_000,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await work(client);
-  } finally {
-    client.disconnect();
-  }
-}
-
-/** The role a data node reports (INFO replication), or 'down'. */
-async function roleOf(port: number): Promise<string> {
-  return briefly(port, async (client) => {
-    const info = await client.info('replication');
-    return /role:(\w+)/.exec(info)?.[1] ?? 'unknown';
-  }).catch(() => 'down');
-}
-
-/**
- * A redis-server replicating the master on `masterPort` (--replicaof), resolved once its
- * first sync is done. On `port` if given (a node coming back), else a free one.
- */
-export async function startReplica(masterPort: number, port?: number): Promise<RedisServer> {
-  const replica = await RedisServer.start({
-    port,
-    args: [...NODE_ARGS, '--replicaof', HOST, String(masterPort)],
-  });
-  try {
-    await linkUp(replica.port);
-  } catch (error) {
-    await replica.destroy();
-    throw error;
-  }
-  return replica;
-}
-
-/** Waits until the replica on `port` has finished its sync with its master. */
-export async function linkUp(port: number): Promise<void> {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  for (;;) {
-    const up = await briefly(port, async (client) => {
-      const info = await client.info('replication');
-      return /master_link_status:up/.test(info) && !/master_sync_in_progress:1/.test(info);
-    }).catch(() => false);
-    if (up) return;
-    if (Date.now() > deadline) throw new Error(`The replica on port ${port} did not sync in time`);
-    await pause(POLL_MS);
   }
 }

@@ -161,10 +161,12 @@ export class RedisUnavailableError extends EchoMqError {
   constructor(
     readonly target: string,
     readonly waitedMs: number,
+    /** Replaces the usual text where nothing was written for another reason (a replica refused it). */
+    message?: string,
   ) {
     super(
       'REDIS_UNAVAILABLE',
-      `Redis at ${target} was not reachable within ${waitedMs} ms; nothing was sent`,
+      message ?? `Redis at ${target} was not reachable within ${waitedMs} ms; nothing was sent`,
     );
   }
 }

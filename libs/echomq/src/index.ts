@@ -160,6 +160,7 @@ export {
   type SchemaIssue,
 } from './errors';
 export { RateLimitedError, type RateLimitedOptions, JobTimeoutError } from './flow-errors';
+export { UnconfirmedWriteError, DurableWriteUnknownError } from './durability/durable-errors';
 export {
   RedisOutOfMemoryError,
   EvictionPolicyError,

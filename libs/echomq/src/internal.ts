@@ -6,6 +6,7 @@ export * from './errors';
 export * from './flow-errors';
 export * from './redis-errors';
 export * from './monotonic';
+export * from './durability/durable-errors';
 export * from './connection/server-config-check';
 export { FullRedisNotice, FULL_REDIS_WARN_EVERY_MS } from './connection/full-redis-notice';
 export * from './ids';

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { DurableOptions, EchoMqModuleOptions } from '@app/echomq';
 import { bootApp } from '../../support/nest';
 import { RedisServer } from '../../support/redis-server';
-import { NODE_ARGS, SentinelGroup, startReplica } from '../../support/redis-sentinel';
+import { NODE_ARGS, signalNode, startReplica } from '../../support/sentinel-replica';
 import { closeAll, waitUntil } from '../../worker/fixtures/support';
 
 /**
@@ -63,12 +63,12 @@ export class ReplicatedPair {
     await this.onMaster.set('pair:acknowledged', Date.now());
     const acknowledged = await this.onMaster.wait(1, 10_000);
     if (acknowledged !== 1) throw new Error('the replica did not acknowledge before the pause');
-    SentinelGroup.signal(this.replica, 'SIGSTOP');
+    signalNode(this.replica, 'SIGSTOP');
     this.paused = true;
   }
 
   resume(): void {
-    SentinelGroup.signal(this.replica, 'SIGCONT');
+    signalNode(this.replica, 'SIGCONT');
     this.paused = false;
   }
 
@@ -87,6 +87,16 @@ export class ReplicatedPair {
   /** Waits until some connection waits in WAIT for the replica. */
   async untilSomeoneWaits(message: string): Promise<void> {
     await waitUntil(async () => (await this.blockedInWait()) > 0, message);
+  }
+
+  /**
+   * Closes one app now, the replica left as it is: a shutdown while the replica is stopped (what
+   * closeApps, which resumes it first, never shows).
+   */
+  async close(app: INestApplication): Promise<void> {
+    const at = this.apps.indexOf(app);
+    if (at >= 0) this.apps.splice(at, 1);
+    await app.close();
   }
 
   /** Closes the apps of the last test (the replica resumed first, so nothing waits on it). */

@@ -30,6 +30,8 @@ import {
   StaleJobError,
   UnrecoverableError,
   WaitTimeoutError,
+  UnconfirmedWriteError,
+  DurableWriteUnknownError,
 } from '@app/echomq/internal';
 
 /** One error as a route throws it, and the answer a client must get. */
@@ -161,6 +163,17 @@ export const ERROR_SAMPLES: readonly ErrorSample[] = [
       'Written, but the server may not confirm it with the replicas (a deployment fault); it may be lost in a failover',
     details: { ids: [ID] },
     secret: '10.1.2.3',
+  },
+  {
+    error: new UnconfirmedWriteError(1, 1_000, [ID], 'the application is shutting down'),
+    status: 503,
+    message: 'Written, but its replication could not be confirmed; it may be lost in a failover',
+    details: { ids: [ID], acknowledged: 0, required: 1 },
+  },
+  {
+    error: new DurableWriteUnknownError(3),
+    status: 503,
+    message: 'Redis did not answer in time: the request may or may not have taken effect',
   },
   {
     error: new EvictionPolicyError('10.1.2.3:6379', 'allkeys-lru'),

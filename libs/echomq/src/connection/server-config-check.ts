@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { EvictionPolicyError } from '../redis-errors';
 import type { RedisClient } from '../scripts';
-import { ConnectionCheck, isServerRefusal } from './connection-check';
+import { ConnectionCheck, isServerRefusal, RECHECK_REFUSED_MS } from './connection-check';
 
 /** The settings read on each connection: what decides whether Redis can lose jobs by itself. */
 export const CHECKED_SETTINGS = [
@@ -67,6 +67,8 @@ export interface ServerConfigCheckOptions {
   readonly requireNoEviction?: boolean;
   /** What was said already (see SAID_IN_THIS_PROCESS); tests give a check its own. */
   readonly said?: Map<string, string>;
+  /** How long a refusal stands before the next caller has the server checked again (see ConnectionCheck). */
+  readonly recheckRefusedMs?: number;
 }
 
 /**
@@ -76,7 +78,10 @@ export interface ServerConfigCheckOptions {
  * - a `maxmemory-policy` other than noeviction: one error line, since a full Redis then evicts
  *   keys, job rows and state sets among them, without a word. With `requireNoEviction` the
  *   verdict is EvictionPolicyError: enqueue fails having written nothing, a worker does not
- *   start serving;
+ *   start serving. Found on a reconnect, it refuses from then on (a Sentinel failover to a
+ *   replica configured otherwise); a policy set back to noeviction lifts it at the next check,
+ *   at most RECHECK_REFUSED_MS later, with one line. Workers already serving go on: stopping
+ *   them would keep the jobs in Redis longer, where eviction can reach them;
  * - the persistence found (AOF with its appendfsync, RDB save rules): one line, a warning
  *   when there is none, since a restart of Redis then loses every job;
  * - CONFIG refused (an ACL without it, a managed Redis that renamed it): one warning that the
@@ -93,7 +98,7 @@ export class ServerConfigCheck extends ConnectionCheck {
     private readonly logger: Pick<Logger, 'log' | 'warn' | 'error'>,
     options: ServerConfigCheckOptions = {},
   ) {
-    super(client);
+    super(client, options.recheckRefusedMs ?? RECHECK_REFUSED_MS);
     this.requireNoEviction = options.requireNoEviction === true;
     this.said = options.said ?? SAID_IN_THIS_PROCESS;
   }
@@ -126,23 +131,34 @@ export class ServerConfigCheck extends ConnectionCheck {
   private checkPolicy(target: string, settings: Partial<Record<CheckedSetting, string>>): void {
     const policy = settings['maxmemory-policy'];
     if (policy === undefined) return;
+    const maxmemory = describeMaxmemory(settings.maxmemory);
     if (policy === NO_EVICTION) {
+      const before = this.said.get(`${target} policy`);
       // A policy changed back and forth at runtime is said again.
       this.said.set(`${target} policy`, policy);
+      if (this.requireNoEviction && before !== undefined && before !== NO_EVICTION) {
+        this.logger.log(
+          `Redis at ${target} has maxmemory-policy noeviction now (it had ${before}): requireNoEviction ` +
+            'no longer refuses it, and enqueue is accepted again',
+        );
+      }
       return;
     }
-    const refusal = new EvictionPolicyError(target, policy);
     this.sayOnce(target, 'policy', policy, () =>
       this.logger.error(
         this.requireNoEviction
-          ? refusal.message
-          : `Redis at ${target} has maxmemory-policy ${policy} (maxmemory ${describeMaxmemory(settings.maxmemory)}): ` +
+          ? `Redis at ${target} has maxmemory-policy ${policy} (maxmemory ${maxmemory}): it may evict jobs. ` +
+              'requireNoEviction is on: enqueue is refused (REDIS_EVICTION_POLICY) until its policy is ' +
+              `noeviction (checked again every ${this.recheckRefusedMs / 1_000} s while refused) and a worker ` +
+              'booting now does not serve; workers already serving go on, which drains what it holds. Set ' +
+              'maxmemory-policy noeviction'
+          : `Redis at ${target} has maxmemory-policy ${policy} (maxmemory ${maxmemory}): ` +
               'once full it evicts keys, job rows and state sets among them, and jobs are lost without a word. ' +
               'Set maxmemory-policy noeviction (a full Redis then refuses enqueue with REDIS_OUT_OF_MEMORY ' +
               'and loses nothing), or set requireNoEviction: true to refuse such a Redis',
       ),
     );
-    if (this.requireNoEviction) throw refusal;
+    if (this.requireNoEviction) throw new EvictionPolicyError(target, policy);
   }
 
   private checkPersistence(target: string, settings: Partial<Record<CheckedSetting, string>>): void {

@@ -26,6 +26,7 @@ import {
 } from '../errors';
 import { JobTimeoutError, RateLimitedError } from '../flow-errors';
 import { NodeLeaseLostError } from '../ids/node-lease-lost-error';
+import { DurableWriteUnknownError, UnconfirmedWriteError } from '../durability/durable-errors';
 import {
   EvictionPolicyError,
   NotReplicatedError,
@@ -176,6 +177,19 @@ const MAPPINGS: ReadonlyMap<ErrorClass<EchoMqError>, HttpErrorMapping> = new Map
     publicMessage: (error) =>
       `Written, but only ${error.acknowledged} of ${error.required} replicas confirmed it in time; it may be lost in a failover`,
     details: (error) => ({ ids: error.ids, acknowledged: error.acknowledged, required: error.required }),
+  }),
+  // A durable write run three times without a known outcome: as OutcomeUnknownError, no
+  // Retry-After (a repeat without an idempotency key could enqueue again).
+  entry(DurableWriteUnknownError, {
+    status: 503,
+    publicMessage: () => 'Redis did not answer in time: the request may or may not have taken effect',
+  }),
+  // Written on the master; whether its replicas have it could not be checked at all (the
+  // confirmation connection down, the server shutting down). No Retry-After, as NotReplicatedError.
+  entry(UnconfirmedWriteError, {
+    status: 503,
+    publicMessage: () => 'Written, but its replication could not be confirmed; it may be lost in a failover',
+    details: (error) => ({ ids: error.ids, acknowledged: 0, required: error.required }),
   }),
   // The deployment's Redis user may not run a command a feature it turned on needs (WAIT, for
   // durable writes): only a change of its ACL mends that, so no Retry-After. A durable write

@@ -1,9 +1,8 @@
 import { Coalescer } from '../batching/coalescer';
 import type { DurableScriptContext } from '../durability/durable-context';
-import { replicatedWrite } from '../durability/durable-write';
+import { durableEnqueue } from '../durability/durable-enqueue';
 import type { EchoMqError } from '../errors';
-import { NotReplicatedError } from '../redis-errors';
-import { enqueueGroups, replayWindow, type EnqueueOutcome, type NewJobRecord } from '../scripts';
+import { enqueueGroups, type EnqueueOutcome, type NewJobRecord } from '../scripts';
 import { ENQUEUE_CALL_MAX_BYTES } from '../scripts/limits';
 import { repeatUntilKnown } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
@@ -30,8 +29,8 @@ type GroupOutcome = EnqueueOutcome[] | EchoMqError;
  * id for up to `repeatForMs`, which returns the first outcome instead of enqueueing twice.
  *
  * With durable writes (the context's `durability`), the merged call is confirmed by WAIT
- * before any caller hears of it (see replicatedWrite): each caller resolves once the replicas
- * have its jobs, or rejects with NotReplicatedError naming them.
+ * before any caller hears of it (see durableEnqueue): each caller resolves once the replicas
+ * have its jobs, or rejects with an error naming them (NotReplicatedError, or the refusal).
  */
 export class EnqueueBatcher {
   private readonly coalescer: Coalescer<readonly NewJobRecord[], EnqueueOutcome>;
@@ -69,31 +68,10 @@ export class EnqueueBatcher {
         // Unreachable Redis: the call was never sent and already waited its deadline.
         retryUnavailable: false,
       });
-    const durability = ctx.durability;
-    if (!durability) return write();
-    const { result, acknowledged } = await replicatedWrite(
-      durability,
-      ctx.keys.reply(requestId),
-      replayWindow(ctx),
-      write,
-      untilMs,
-      // A confirmation Redis refuses (a user without +wait): each written group hears it with its own jobs.
-      (groups, refusal) =>
-        groups.map((group) =>
-          group instanceof Error ? group : refusal.afterWrite(group.map((outcome) => outcome.id)),
-        ),
-    );
-    if (acknowledged >= durability.replicas) return result;
-    // A refused group wrote nothing: it keeps its own error. The others were written.
-    return result.map((group) =>
-      group instanceof Error
-        ? group
-        : new NotReplicatedError(
-            acknowledged,
-            durability.replicas,
-            durability.timeoutMs,
-            group.map((outcome) => outcome.id),
-          ),
+    if (!ctx.durability) return write();
+    // Each written group hears of its own jobs; a refused group wrote nothing and keeps its error.
+    return durableEnqueue(ctx, ctx.durability, requestId, write, untilMs, (groups, errorFor) =>
+      groups.map((group) => (group instanceof Error ? group : errorFor(group.map((outcome) => outcome.id)))),
     );
   }
 }

@@ -3,9 +3,8 @@ import { NodeLeaseLostError, type JobId } from '../ids';
 import type { ResolvedModuleSettings } from '../module/echomq-options';
 import { JOB_ID_READY_TIMEOUT_MS, type JobIdMinter } from '../module/tokens';
 import type { DurableScriptContext } from '../durability/durable-context';
-import { replicatedWrite } from '../durability/durable-write';
-import { NotReplicatedError } from '../redis-errors';
-import { replayWindow, type EnqueueOutcome } from '../scripts';
+import { durableEnqueue } from '../durability/durable-enqueue';
+import type { EnqueueOutcome } from '../scripts';
 import { enqueueKeyed, type KeyedEnqueueResult } from '../scripts/enqueue-keyed';
 import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
 import { repeatUntilKnown, type RepeatOptions } from '../scripts/repeat';
@@ -72,26 +71,16 @@ export class Enqueuer {
     return { id: result.id as JobId, outcome: result.outcome };
   }
 
-  /** A keyed enqueue confirmed by its replicas (see replicatedWrite), else NotReplicatedError. */
-  private async replicated(
+  /** A keyed enqueue confirmed by its replicas (see durableEnqueue); else it rejects naming its job. */
+  private replicated(
     ctx: DurableScriptContext,
     requestId: string,
     write: () => Promise<KeyedEnqueueResult>,
     repeat: RepeatOptions,
   ): Promise<KeyedEnqueueResult> {
-    const durability = ctx.durability!;
-    const { result, acknowledged } = await replicatedWrite(
-      durability,
-      ctx.keys.reply(requestId),
-      replayWindow(ctx),
-      write,
-      repeat.untilMs,
-      (written, refusal) => {
-        throw refusal.afterWrite([written.id]);
-      },
-    );
-    if (acknowledged >= durability.replicas) return result;
-    throw new NotReplicatedError(acknowledged, durability.replicas, durability.timeoutMs, [result.id]);
+    return durableEnqueue(ctx, ctx.durability!, requestId, write, repeat.untilMs, (written, errorFor) => {
+      throw errorFor([written.id]);
+    });
   }
 
   private async enqueueOutcomes<T>(

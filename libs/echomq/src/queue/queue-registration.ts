@@ -90,6 +90,9 @@ export class QueueRegistration {
 
   /** False while a registration that a full Redis refused waits for its background retry. */
   needed(queue: string): boolean {
+    // A server its last check refused (requireNoEviction, its version) is asked about on every
+    // use: each call fails at once, and a setting fixed since is found (see ConnectionCheck).
+    if (this.connections.serverConfig.refused || this.connections.redisVersion.refused) return true;
     if (this.owed.has(queue)) return false;
     const at = this.registered.get(queue);
     return at === undefined || monotonicMs() - at > REREGISTER_EVERY_MS;

@@ -38,7 +38,12 @@ function typed(error: unknown, name: string, redis: RedisClient): unknown {
   // A replica (a master demoted in a failover) refused the script's first write; scripts
   // check everything before that write, so nothing was written and a repeat is safe.
   if (/^READONLY\b/.test(error.message)) {
-    return new RedisUnavailableError(`the master (a replica answered: ${error.message})`, 0);
+    return new RedisUnavailableError(
+      'the master',
+      0,
+      `${name} reached a replica, not the master (${error.message.split('\n')[0]}): nothing was written; ` +
+        'a repeat reaches the master once the connection follows the failover',
+    );
   }
   return typedOutOfMemory(error, redis, name);
 }
