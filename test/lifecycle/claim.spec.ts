@@ -48,8 +48,10 @@ describe('claim: pending -> active', () => {
         lane: 'default',
         priority: 0,
         timeoutMs: null,
+        suspect: false,
       },
     ]);
+    expect(batch.suspectAhead).toBe(false);
     expect(batch.leaseDeadline).toBeGreaterThanOrEqual(before + 15_000);
     expect(batch.serverNow).toBe(batch.leaseDeadline - 15_000);
     expect(batch.limitedUntil).toBeNull();

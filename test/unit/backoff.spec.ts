@@ -186,6 +186,7 @@ describe('the wait after a failed attempt', () => {
       lane: 'default',
       priority: 0,
       timeoutMs: null,
+      suspect: false,
     };
   }
 

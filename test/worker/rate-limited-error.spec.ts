@@ -173,6 +173,32 @@ describe('RateLimitedError', () => {
     expect(starts[2].at).toBeGreaterThanOrEqual(thrownAt + retryAfterMs);
   });
 
+  it('wakes an idle loop with free slots for a queue hold, so the job runs again once the hold ends', async () => {
+    const queue = uniqueQueue('throttle-wake');
+    const starts: string[] = [];
+    // Two slots: the loop claims the one job, and then waits on the wake list with a slot free.
+    const Proc = processorClass(queue, { ...OPTIONS, concurrency: 2 }, (job: Job) => {
+      starts.push(`${String(job.data)}@${job.attempt}`);
+      if (job.data === 'limited' && job.attempt === 1) throw new RateLimitedError(100);
+      return job.attempt;
+    });
+    // The idle loop's wait is bounded by the next run-at in schedule: a job due in 1.5 s, older
+    // than the limited one (it is minted first), so a claim at that bound would start it first.
+    const producer = await boot([]);
+    const queues = producer.get(QueueService);
+    const later = await queues.enqueue(queue, 'later', { delayMs: 1_500 });
+    const limited = await queues.enqueue(queue, 'limited');
+    // No loop took the enqueue's wake token; dropped, so only the throttle can end the wait early.
+    await redis.del(queueKeys(queue).wake);
+    await boot([Proc]);
+
+    await expect(queues.waitFor(queue, limited, 10_000)).resolves.toBe(2);
+    await expect(queues.waitFor(queue, later, 10_000)).resolves.toBe(1);
+    // The throttle woke the loop: its claim met the hold and slept exactly until it ended,
+    // long before the bound.
+    expect(starts).toEqual(['limited@1', 'limited@2', 'later@1']);
+  });
+
   it('sleeps through the hold: enqueues meanwhile do not make the loop claim', async () => {
     const queue = uniqueQueue('throttle-quiet');
     const claims = await ClaimWatch.start(queue);

@@ -2,6 +2,7 @@ import { RedisServer } from '../../support/redis-server';
 import { scenario } from '../scenario';
 import { bookOf, readLedger } from '../support/ledger';
 import { openInspector } from '../support/inspector';
+import { crashCompany } from '../support/poison-isolation';
 import { Supervisor } from '../support/poison-supervisor';
 import { within } from '../support/redis-deadline';
 import { producerChild, producerFinished, workerChild, type ChildHandle } from '../support/processes';
@@ -15,9 +16,9 @@ const QUEUE = 'chaos-poison';
  * lease runs out, the reaper returns it, another worker claims it and dies: each claim spends
  * one attempt, so after its own maxAttempts claims the reap moves it to dead. The other jobs
  * lose only the claims their dying process held, which run again elsewhere. They run with the
- * library's default maxAttempts, as a user's would: a job that shares a poison job's claim
- * spends an attempt each time that claim's process dies, so if they keep being claimed
- * together its neighbours can end in dead too, without their handlers ever starting.
+ * library's default maxAttempts, as a user's would. Every job of a dead process comes back a
+ * crash suspect and then runs alone in its process (crash isolation), so the poison's later
+ * runs kill no neighbour: an ordinary job is caught by at most one death, and completes.
  */
 export const poisonPill = scenario({
   name: 'poison-pill',
@@ -95,7 +96,8 @@ export const poisonPill = scenario({
       const final = await settle(inspector.queues, QUEUE, patienceMs);
       await supervisor.stop('SIGTERM');
 
-      const book = bookOf(readLedger(workDir));
+      const lines = readLedger(workDir);
+      const book = bookOf(lines);
       const outcome = await judge(book, inspector.queues, QUEUE);
       const broken = basicPromises(outcome);
       if (!final.settled) broken.push('the queue did not settle');
@@ -143,6 +145,16 @@ export const poisonPill = scenario({
       const othersDeadNeverRan = outcome.dead.filter((id) => !book.runs.has(id)).length;
       if (rerunsWithoutDeath > 0)
         broken.push(`${rerunsWithoutDeath} ordinary jobs ran again though their process did not die`);
+      // After its first run a poison job is a crash suspect: it runs alone, and kills no neighbour.
+      const company = crashCompany(lines, supervisor.exits, poisonIds);
+      if (company.poisonRunsNotAlone > 0)
+        broken.push(
+          `${company.poisonRunsNotAlone} later runs of a poison job had other handlers beside them`,
+        );
+      if (company.othersMaxAttempt > 2)
+        broken.push(
+          `an ordinary job completed on attempt ${company.othersMaxAttempt}: more than one death caught it`,
+        );
       // outcome.dead counts acked ids only: the poison jobs came from the orchestrator.
       return {
         figures: {
@@ -157,6 +169,7 @@ export const poisonPill = scenario({
           ordinaryExtraRuns,
           othersDeadNeverRan,
           rerunsWithoutDeath,
+          ...company,
           settledMs: final.waitedMs,
         },
         broken,

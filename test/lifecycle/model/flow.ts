@@ -46,8 +46,20 @@ export interface JobsOfLanes {
   pending(lane: string, level: number): number;
   /** Jobs of the lane in active. */
   active(lane: string): number;
-  /** Claims up to k of (lane, level)'s pending jobs (oldest first); returns how many. */
-  take(lane: string, level: number, k: number): number;
+  /** Claims up to k of (lane, level)'s pending jobs (oldest first, crash suspects as the claim says). */
+  take(lane: string, level: number, k: number): Take;
+}
+
+/**
+ * What one lane's turn took: how many jobs (orphans included); `stop` when crash suspects
+ * ended it: 'alone' (one taken alone: the walk ends), 'aside' (only suspects left within
+ * reach: the lane sits out the rest of the walk); `spent` when the call's skips ran out (the
+ * walk ends).
+ */
+export interface Take {
+  readonly took: number;
+  readonly stop: 'alone' | 'aside' | null;
+  readonly spent: boolean;
 }
 
 /** What one claim's walk did (for the reply and the coverage counts). */
@@ -58,8 +70,10 @@ export interface Walk {
   /** Lanes that started more than one job in one turn (their pass stayed at or below the next). */
   readonly multiTake: { lane: string; k: number; weight: number }[];
   readonly levels: number[];
-  /** The walk stopped at CLAIM_HOLDS_MAX lanes held back. */
+  /** The walk stopped at CLAIM_HOLDS_MAX lanes held back (or set aside). */
   holdsMaxed: boolean;
+  /** Lanes that sat out the rest of the walk, only crash suspects left within their reach. */
+  readonly setAside: string[];
   /** Jobs still wanted when the walk ended, and the level it ended at. */
   left: number;
   level: number;
@@ -248,12 +262,14 @@ export class Flow {
       multiTake: [],
       levels: [],
       holdsMaxed: false,
+      setAside: [],
       left: want,
       level: TOP_LEVEL,
     };
     const { lm, lw } = this.settings;
     let left = want;
     let level = TOP_LEVEL;
+    const aside: [number, string, number][] = [];
     while (left > 0 && level >= 0) {
       const top = this.readyOrder(level).slice(0, 2);
       if (top.length === 0) {
@@ -281,16 +297,17 @@ export class Flow {
           this.timers.set(lane, { due: false });
           walk.heldByRate.push(lane);
         } else walk.heldByCap.push(lane);
-        if (walk.heldByCap.length + walk.heldByRate.length >= CLAIM_HOLDS_MAX) {
+        if (walk.heldByCap.length + walk.heldByRate.length + walk.setAside.length >= CLAIM_HOLDS_MAX) {
           walk.holdsMaxed = true;
           break;
         }
         continue;
       }
       if (top.length > 1) room = Math.min(room, Math.floor((top[1][1] - pass) * weight + 1e-9) + 1);
-      const took = this.jobs.take(lane, level, room);
+      const { took, stop, spent } = this.jobs.take(lane, level, room);
       const after = pass + took / weight;
-      if (took < room || this.jobs.pending(lane, level) === 0) {
+      // (a lane a suspect stopped keeps its work, so it stays ready)
+      if ((took < room && stop === null) || this.jobs.pending(lane, level) === 0) {
         if (took > 0) this.vtime.set(level, after);
         ready.delete(lane);
       } else if (top.length > 1) {
@@ -305,9 +322,22 @@ export class Flow {
         if (took > 1 && top.length > 1) walk.multiTake.push({ lane, k: took, weight });
         walk.levels.push(level);
       }
+      if (stop === 'aside') {
+        // Out of ready for the rest of the walk; back at the pass it has now at the end.
+        aside.push([level, lane, ready.get(lane)!]);
+        ready.delete(lane);
+        walk.setAside.push(lane);
+      }
       walk.got += took;
       left -= took;
+      const held = walk.heldByCap.length + walk.heldByRate.length + walk.setAside.length;
+      if (stop === 'alone' || spent) break;
+      if (held >= CLAIM_HOLDS_MAX) {
+        walk.holdsMaxed = true;
+        break;
+      }
     }
+    for (const [at, lane, pass] of aside) this.readyOf(at).set(lane, pass);
     walk.left = left;
     walk.level = level;
     return walk;

@@ -19,6 +19,7 @@ import {
   type EnqueueOutcome,
   type JobBackoffPolicy,
   type RemovedFrom,
+  type SuspectRule,
 } from '@app/echomq/internal';
 import {
   ERROR_TEXT_MAX,
@@ -27,7 +28,8 @@ import {
   EVENT_RESULTS_TOTAL_MAX_BYTES,
   LEFT_OUT_RESULT_KEEP_MS,
 } from '@app/echomq/scripts/limits';
-import { DEFAULT_LANE, Flow, type Walk } from './flow';
+import { CLAIM_SUSPECTS_SKIPPED_MAX } from '@app/echomq/scripts/lua/claim.lua';
+import { DEFAULT_LANE, Flow, type Take, type Walk } from './flow';
 import { idTime } from './ids';
 import { Schedules } from './schedules';
 
@@ -134,6 +136,11 @@ export interface ModelJob {
   debounced: boolean;
   data: string;
   name: string;
+  /**
+   * A crash suspect (row 'x'): reaped (its last lease ran out). Complete, fail and throttle
+   * clear it; release, retry and every other move keep it.
+   */
+  suspect: boolean;
 }
 
 export interface ModelEvent {
@@ -188,6 +195,12 @@ export interface ReplyRecord {
 /** What a claim answers, and why it stopped short (coverage). */
 export interface ClaimPrediction {
   jobs: ClaimedJobRecord[];
+  /** The walk ended before a crash suspect it could not take (ClaimBatch.suspectAhead). */
+  suspectAhead: boolean;
+  /** A crash suspect was handed out alone (coverage). */
+  alone: boolean;
+  /** The call skipped CLAIM_SUSPECTS_SKIPPED_MAX suspects, which ended its walk (coverage). */
+  skipsSpent?: boolean;
   nextRunAt: number | null | 'unknown';
   /** limitedUntil is a server instant (held, or the rate window has no room left). */
   limited: boolean;
@@ -233,7 +246,7 @@ export class Model {
    */
   flow = this.newFlow();
   /** While a claim walks: claims up to k jobs of (lane, level). */
-  private taking: ((lane: string, level: number, k: number) => number) | null = null;
+  private taking: ((lane: string, level: number, k: number) => Take) | null = null;
   /** Commands run so far (bounds the sequence). */
   steps = 0;
   private nextSeq = 0;
@@ -540,6 +553,7 @@ export class Model {
       plannedAt: null,
       debounceKey: null,
       debounced: false,
+      suspect: false,
     });
     if (place !== 'pending') return false;
     // (not in pending until enqueueGroups puts it there with its lane's offer)
@@ -581,6 +595,11 @@ export class Model {
    * room, chosen by the flow model's walk (levels, passes, caps: ./flow.ts). The claiming
    * worker's maxAttempts (the built-in default when it gives none) becomes the budget of every
    * claimed job without one of its own, recorded on the row: the latest claim's worker decides.
+   * Crash suspects are handed out as `suspects` says: 'any' like the others; 'alone' only as
+   * the call's one job (met first it is taken and the walk ends; met later it is skipped);
+   * 'none' never (skipped). A skipped suspect stays in pending (suspectAhead), the jobs behind
+   * it are taken; at most CLAIM_SUSPECTS_SKIPPED_MAX are skipped per call (then the walk ends),
+   * and a lane left with only suspects within reach sits out the rest of the walk.
    */
   claim(
     count: number,
@@ -588,10 +607,18 @@ export class Model {
     promoteLimit: number,
     deadline: number,
     workerMax: number = BUILT_IN_MAX_ATTEMPTS,
+    suspects: SuspectRule = 'any',
   ): ClaimPrediction {
     this.promoteDue(promoteLimit);
     for (const lane of this.flow.lanesDue()) this.restored.push(`${lane} by its timer`);
-    const out: ClaimPrediction = { jobs: [], nextRunAt: this.nextRunAt(), limited: false, stop: null };
+    const out: ClaimPrediction = {
+      jobs: [],
+      nextRunAt: this.nextRunAt(),
+      limited: false,
+      stop: null,
+      suspectAhead: false,
+      alone: false,
+    };
     if (this.paused) return { ...out, stop: 'paused' };
     if (this.flow.holdMs !== null) return { ...out, limited: true, stop: 'held' };
     let want = count;
@@ -617,8 +644,24 @@ export class Model {
       want = Math.min(want, rateRoom);
     }
     const jobs: ClaimedJobRecord[] = [];
+    let skipLeft = CLAIM_SUSPECTS_SKIPPED_MAX;
     this.taking = (lane, level, k) => {
-      const taken = this.pendingIn(lane, level).slice(0, k);
+      const taken: ModelJob[] = [];
+      let skipped = 0;
+      for (const job of this.pendingIn(lane, level)) {
+        if (taken.length >= k || skipLeft === 0 || out.alone) break;
+        if (!job.suspect || suspects === 'any') taken.push(job);
+        else if (suspects === 'alone' && jobs.length + taken.length === 0) {
+          // Met first by a worker that holds nothing else: it runs alone, and the walk ends.
+          taken.push(job);
+          out.alone = true;
+        } else {
+          // Skipped, left where it is; the jobs behind it are taken.
+          out.suspectAhead = true;
+          skipped += 1;
+          skipLeft -= 1;
+        }
+      }
       for (const job of taken) {
         job.place = 'active';
         job.attempts += 1;
@@ -629,7 +672,9 @@ export class Model {
         this.claims.push({ id: job.id, attempt: job.attempts, claimant: job.claimant });
         jobs.push(claimedRecord(job));
       }
-      return taken.length;
+      const stop = out.alone ? 'alone' : skipped > 0 && taken.length < k ? 'aside' : null;
+      if (skipLeft === 0) out.skipsSpent = true;
+      return { took: taken.length, stop, spent: skipLeft === 0 };
     };
     try {
       out.walk = this.flow.walk(want);
@@ -640,6 +685,7 @@ export class Model {
     out.nextRunAt = this.nextRunAt();
     if (out.walk.left === 0 && gcCut && this.flow.anyReady()) this.flow.waiting = true;
     this.bump('claimed', jobs.length);
+    if (out.alone) this.bump('isolated');
     this.emit(
       'claimed',
       jobs.map((job) => job.id),
@@ -747,6 +793,7 @@ export class Model {
     const job = this.get(ref.id);
     this.endedBy.set(ref.claimant, 'complete');
     job.claimant = null;
+    job.suspect = false;
     job.due = false;
     job.score = ZERO;
     if (keepMs > 0) {
@@ -788,6 +835,8 @@ export class Model {
     if (target === 'pending') this.intoPending(job);
     else job.place = target;
     job.claimant = null;
+    // The attempt ended in its handler: no crash of its worker.
+    job.suspect = false;
     // The row keeps ERROR_TEXT_MAX bytes of the error, the event 1 KiB of that (our texts are ASCII).
     job.error = error.slice(0, ERROR_TEXT_MAX);
     job.due = false;
@@ -869,6 +918,8 @@ export class Model {
     const back: ModelJob[] = [];
     for (const job of expired) {
       job.error = `lease expired during attempt ${job.attempts}`;
+      // Its worker may have died of it (to pending or to dead alike).
+      job.suspect = true;
       this.endedBy.set(job.claimant!, 'reap');
       job.claimant = null;
       job.score = ZERO;
@@ -950,6 +1001,7 @@ export class Model {
     this.endedBy.set(ref.claimant, 'throttle');
     job.base += 1;
     job.claimant = null;
+    job.suspect = false;
     job.score = ZERO;
     job.due = false;
     if (scope === 'queue') this.flow.throttleQueue(holdMs);
@@ -1002,6 +1054,7 @@ function claimedRecord(job: ModelJob): ClaimedJobRecord {
     priority: job.level,
     timeoutMs: job.timeoutMs,
     ...(job.scheduleKey === null ? {} : { scheduleKey: job.scheduleKey }),
+    suspect: job.suspect,
   };
 }
 

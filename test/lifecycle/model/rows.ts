@@ -11,7 +11,7 @@ export const CLOCK_SLACK_MS = 60_000;
 
 /** Row fields the scripts may write (DESIGN §1 / prelude). */
 const ROW_FIELDS = new Set([
-  ...['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p', 'l', 'y', 't'],
+  ...['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p', 'l', 'y', 't', 'x'],
   ...['sk', 'sa', 'dk', 'df', 'dm', 'gn'],
 ]);
 /** Log line n of a job ('g:<n>'). */
@@ -65,6 +65,8 @@ export function checkRow(
   if (job.lane !== DEFAULT_LANE) expected.l = job.lane;
   if (job.level !== 0) expected.y = String(job.level);
   if (job.timeoutMs !== null) expected.t = String(job.timeoutMs);
+  // A crash suspect (reaped; not settled by a handler since).
+  if (job.suspect) expected.x = '1';
   // Its log: the count of lines written, and the newest JOB_LOG_LINES_KEPT of them.
   const lines = job.logs.length;
   if (lines > 0) expected.gn = String(lines);

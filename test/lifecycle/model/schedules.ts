@@ -81,6 +81,7 @@ function writeOccurrence(
     plannedAt: planned,
     debounceKey: null,
     debounced: false,
+    suspect: false,
   });
   m.schedules.next.set(key, id);
   m.bump('enqueued');

@@ -24,6 +24,11 @@ export interface ClaimedJobRecord {
   readonly timeoutMs: number | null;
   /** The schedule this job is an occurrence of (row 'sk'); absent for other jobs. */
   readonly scheduleKey?: string;
+  /**
+   * A crash suspect (row 'x'): the job's last lease ran out (reap), so it may have killed the
+   * process that ran it. Under ClaimRequest.suspects 'alone' it is then the batch's only job.
+   */
+  readonly suspect: boolean;
 }
 
 export interface ClaimBatch {
@@ -43,7 +48,23 @@ export interface ClaimBatch {
    * can start a job. A worker sleeps until then rather than waiting for a wake signal.
    */
   readonly limitedUntil: number | null;
+  /**
+   * The walk ended before a crash suspect this call could not take (ClaimRequest.suspects
+   * 'alone' with jobs already taken, or 'none'): it heads its lane, waiting for a claim that
+   * takes it alone. Always false for 'any', and in a repeated claim's answer.
+   */
+  readonly suspectAhead: boolean;
 }
+
+/**
+ * How a claim hands out crash suspects (ClaimedJobRecord.suspect):
+ * - any: like every other job (tools and tests that isolate nothing);
+ * - alone: only as the call's one job: met first, it is taken and the call takes nothing
+ *   more; met after other jobs, the call ends before it (suspectAhead);
+ * - none: never; the call ends before the first one it meets (suspectAhead).
+ * A worker asks for 'alone' when its process holds no other job, else 'none'.
+ */
+export type SuspectRule = 'any' | 'alone' | 'none';
 
 export interface ClaimRequest {
   readonly count: number;
@@ -61,10 +82,13 @@ export interface ClaimRequest {
    * row, so the reaper and fail, in any process, decide dead-or-retry by it.
    */
   readonly maxAttempts?: number;
+  /** How crash suspects are handed out (see SuspectRule); default 'any'. */
+  readonly suspects?: SuspectRule;
 }
 
-const FIELDS_PER_JOB = 12;
-const HEADER_FIELDS = 4;
+const FIELDS_PER_JOB = 13;
+const HEADER_FIELDS = 5;
+const SUSPECT_RULES: readonly SuspectRule[] = ['any', 'alone', 'none'];
 
 export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Promise<ClaimBatch> {
   const { keys } = ctx;
@@ -72,6 +96,10 @@ export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Prom
     throw new InvalidArgumentError(
       `A claim takes 1 to ${SCRIPT_BATCH_MAX} jobs per call, got ${request.count}`,
     );
+  }
+  const suspects = request.suspects ?? 'any';
+  if (!SUSPECT_RULES.includes(suspects)) {
+    throw new InvalidArgumentError(`A claim's suspects rule is any, alone or none, got ${String(suspects)}`);
   }
   const reply = (await runScript(
     ctx,
@@ -96,6 +124,7 @@ export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Prom
       request.promoteLimit ?? SCRIPT_BATCH_MAX,
       replayWindow(ctx),
       request.maxAttempts ?? BUILT_IN_MAX_ATTEMPTS,
+      suspects,
     ],
   )) as (string | number | null)[];
   return parseClaimReply(reply);
@@ -119,6 +148,7 @@ export function parseClaimReply(reply: (string | number | null)[]): ClaimBatch {
       priority: Number(reply[i + 9]),
       timeoutMs: reply[i + 10] === null || reply[i + 10] === undefined ? null : Number(reply[i + 10]),
       ...(typeof reply[i + 11] === 'string' ? { scheduleKey: reply[i + 11] as string } : {}),
+      suspect: Number(reply[i + 12]) === 1,
     });
   }
   return {
@@ -127,5 +157,6 @@ export function parseClaimReply(reply: (string | number | null)[]): ClaimBatch {
     nextRunAt: nextRunAt < 0 ? null : nextRunAt,
     serverNow: Number(reply[3]),
     limitedUntil: limitedUntil < 0 ? null : limitedUntil,
+    suspectAhead: Number(reply[4]) === 1,
   };
 }

@@ -5,6 +5,9 @@
 export class ChangeSignal {
   private waiters: (() => void)[] = [];
 
+  /** forward: told of every change too (a loop's changes reach its process's IsolationGate). */
+  constructor(private readonly forward?: ChangeSignal) {}
+
   /** Resolves at the next notify() (or after timeoutMs, when given). */
   changed(timeoutMs?: number): Promise<void> {
     return new Promise((resolve) => {
@@ -22,5 +25,6 @@ export class ChangeSignal {
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
+    this.forward?.notify();
   }
 }

@@ -4,11 +4,12 @@ import type { ResolvedQueueOptions } from '../queue/queue-options';
 import type { ClaimBatch, ScriptContext } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { ChangeSignal } from './change-signal';
-import { claimWithRepeat } from './claim-call';
+import { claimAndLaunch } from './isolated-claim';
 import { pauseAfter } from './claim-pause';
 import type { JobRunner, WorkerEventEmitter } from './job-runner';
 import { JobSlots } from './job-slots';
 import type { CancelSubscription, CancelWatch } from './cancel-watch';
+import { isolationMember, type ClaimTurn, type IsolationGate, type IsolationMember } from './isolation-gate';
 import type { LeaseKeeper } from './lease-keeper';
 import { releaseAtShutdown } from './release-at-shutdown';
 import { RunningJob } from './running-job';
@@ -37,7 +38,9 @@ export interface ClaimLoopTiming {
  * at most SCRIPT_BATCH_MAX, runs them concurrently and never holds more than
  * `concurrency`. When the queue is empty it blocks on the wake list until enqueue
  * signals, bounded by the next scheduled run-at, so an idle queue costs no polling; when
- * the queue is rate-limited or held it sleeps until the limit ends (see pauseAfter).
+ * the queue is rate-limited or held it sleeps until the limit ends (see pauseAfter). What it
+ * claims, and when, also follows its process's IsolationGate: a job that may have crashed its
+ * last worker runs with nothing else in flight in the process.
  */
 export class ClaimLoop {
   /** Aborted when claiming stops; a restart gets a fresh one. */
@@ -49,8 +52,10 @@ export class ClaimLoop {
   /** A stopClaiming() in progress: start() refuses until it is done. */
   private halting?: Promise<void>;
   private loop?: Promise<void>;
-  private readonly changes = new ChangeSignal();
+  private readonly changes: ChangeSignal;
   private readonly slots: JobSlots;
+  /** This loop in its process's IsolationGate. */
+  private readonly member: IsolationMember;
   /** This queue's cancels, followed while the loop holds jobs (see CancelWatch). */
   private cancelled?: CancelSubscription;
   /** A full Redis met on every retry is said once (see FullRedisNotice); the loop backs off meanwhile. */
@@ -65,10 +70,13 @@ export class ClaimLoop {
     private readonly waiter: WakeWaiter,
     private readonly logger: Logger,
     private readonly timing: ClaimLoopTiming,
+    /** Shared by the loops of one process: crash suspects run alone in it (see IsolationGate). */
+    private readonly gate: IsolationGate,
     /** Aborts handlers of jobs removed while they run; without one, the heartbeat does (lease lost). */
     private readonly cancels?: CancelWatch,
   ) {
     this.fullRedis = new FullRedisNotice(logger, `Claim loop of ${queue}`);
+    this.changes = new ChangeSignal(gate.changes);
     // A claim's reply comes at most a replay window after the claim ran (its last repeat).
     const keepCancelsMs = timing.repeatForMs + timing.commandTimeoutMs;
     this.slots = new JobSlots(
@@ -80,6 +88,7 @@ export class ClaimLoop {
       options.concurrency,
       keepCancelsMs,
     );
+    this.member = isolationMember(queue, logger, options.leaseMs, this.slots);
   }
 
   /** completed / failed / stale / throttled, per job, after Redis recorded the outcome. */
@@ -98,6 +107,15 @@ export class ClaimLoop {
    */
   get lingering(): number {
     return this.slots.lingeringCount;
+  }
+
+  /**
+   * Whether a job of this queue that may have crashed its last worker holds the process's
+   * claims: the loop waits for the process to empty so it can claim the job alone, or the job
+   * runs alone (see IsolationGate).
+   */
+  get isolating(): boolean {
+    return this.gate.isolating(this.member);
   }
 
   /** Whether the loop claims now: started, and neither stopClaiming() nor stop() called since. */
@@ -134,6 +152,7 @@ export class ClaimLoop {
     this.stopped = new AbortController();
     this.keeper.start();
     this.cancelled ??= this.cancels?.watch(this.ctx.keys, (id, attempt) => this.slots.cancel(id, attempt));
+    this.gate.join(this.member);
     this.loop = this.run();
   }
 
@@ -174,6 +193,8 @@ export class ClaimLoop {
     this.waiter.interrupt();
     this.changes.notify();
     await this.loop;
+    // Claiming is over: jobs still running are released below, their attempts settled.
+    this.gate.leave(this.member);
     await this.handlersReturned(graceEnd);
     const left = this.slots.runningJobs();
     if (left.length > 0) {
@@ -204,13 +225,19 @@ export class ClaimLoop {
         await this.changes.changed();
         continue;
       }
+      const turn = this.gate.turn(this.member);
+      if (!turn.claim) {
+        await this.gate.changes.changed(turn.recheckMs);
+        continue;
+      }
       const count = Math.min(free, SCRIPT_BATCH_MAX);
       try {
-        const batch = await this.claim(count);
+        const batch = await this.claim(count, turn);
         failures = 0;
         this.fullRedis.cleared();
         const pause = pauseAfter(batch, count);
-        if (pause && !this.stopping) {
+        // A loop waiting to run a crash suspect alone waits in the gate, not on the wake list.
+        if (pause && !this.stopping && !(this.isolating && pause.until === 'wake')) {
           // A limit is not lifted by an enqueue: sleep it off the wake list, until stop.
           if (pause.until === 'limit') await this.sleepUnlessStopped(pause.ms);
           else await this.waiter.wait(pause.ms);
@@ -230,24 +257,15 @@ export class ClaimLoop {
     }
   }
 
-  /** One claim of up to `count` jobs (see claimWithRepeat), launched as they arrive. */
-  private async claim(count: number): Promise<ClaimBatch> {
-    // maxAttempts: the budget of claimed jobs that have none of their own (recorded on their rows).
-    const { leaseMs, maxAttempts, timeoutMs } = this.options;
-    const { batch, sentAt } = await claimWithRepeat(
-      this.ctx,
-      { count, leaseMs, maxAttempts },
-      {
-        queue: this.queue,
-        repeatForMs: this.timing.repeatForMs,
-        stopped: this.stopped.signal,
-        logger: this.logger,
-      },
+  /** One claim of up to `count` jobs, launched as they arrive (see claimAndLaunch). */
+  private claim(count: number, turn: ClaimTurn & { claim: true }): Promise<ClaimBatch> {
+    const { ctx, queue, options, logger, slots, gate, member } = this;
+    const loop = { ctx, queue, options, logger, slots, gate, member };
+    return claimAndLaunch(
+      { ...loop, repeatForMs: this.timing.repeatForMs, stopped: this.stopped.signal },
+      count,
+      turn,
     );
-    // Their leases count from the first send, the earliest the claim can have run.
-    for (const record of batch.jobs)
-      this.slots.launch(new RunningJob(record, sentAt, leaseMs, record.timeoutMs ?? timeoutMs));
-    return batch;
   }
 
   private sleepUnlessStopped(ms: number): Promise<void> {

@@ -48,6 +48,14 @@ export class JobSlots {
     return this.running.size;
   }
 
+  /**
+   * Attempts held here that are not settled yet: running handlers, and outcomes on their way
+   * to Redis. Each would be reaped (an attempt spent) if the process died now.
+   */
+  get unsettledCount(): number {
+    return this.running.size + this.settling.size;
+  }
+
   /** Handlers still running after their attempt timed out. */
   get lingeringCount(): number {
     return this.lingering.size;
@@ -93,7 +101,8 @@ export class JobSlots {
     await Promise.all(this.settling);
   }
 
-  launch(job: RunningJob): void {
+  /** Runs the job; resolves once its attempt is settled (or given up on). */
+  launch(job: RunningJob): Promise<void> {
     // Removed before its claim reached us: the handler starts with its signal already aborted,
     // and its settlement is STALE, as for a removal read a moment later.
     if (this.early.take(job.record.id, job.record.attempt)) {
@@ -132,8 +141,11 @@ export class JobSlots {
         handlerDone();
         this.keeper.untrack(job);
         if (settled) this.settling.delete(settled);
+        // Settled: the attempt is no longer held here (crash isolation waits for that).
+        this.changes.notify();
       });
     if (returned) this.settling.add(settled);
+    return settled;
   }
 
   /** Once each time the lingering handlers grow past concurrency: from here on they take slots. */

@@ -29,6 +29,7 @@ import { LeaseKeeper } from './lease-keeper';
 import { assertWorkerOptions, defineProcessor, readProcessorMetadata } from './processor-definition';
 import { Reaper } from './reaper';
 import { WakeWaiter } from './wake-waiter';
+import { IsolationGate } from './isolation-gate';
 import { bindWorkerEventHandlers } from '../events/worker-event-handlers';
 import { DeclaredSchedules } from '../schedules/declared-schedules';
 import { readScheduleMetadata } from '../schedules/schedule.decorator';
@@ -44,6 +45,8 @@ import { HANDLE_METADATA } from './processor.decorator';
 export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('EchoMQ');
   private readonly loops = new Map<string, ClaimLoop>();
+  /** One per application: its loops run a job that may have crashed its last worker alone. */
+  private readonly isolation = new IsolationGate();
   private started = false;
   /** Ends the background registration of queues Redis was down for at boot. */
   private readonly bootstrapAbort = new AbortController();
@@ -300,6 +303,17 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     );
     const waiter = new WakeWaiter(this.connections, ctx.keys.wake);
     this.cancels ??= new CancelWatch(this.connections);
-    return new ClaimLoop(queue, options, ctx, runner, keeper, waiter, logger, timing, this.cancels);
+    return new ClaimLoop(
+      queue,
+      options,
+      ctx,
+      runner,
+      keeper,
+      waiter,
+      logger,
+      timing,
+      this.isolation,
+      this.cancels,
+    );
   }
 }

@@ -32,8 +32,10 @@ export class Retry extends Step {
       lost: this.lost,
       run: () => retryDead(r.ctx, id, requestId),
     });
+    const suspect = m.jobs.get(id)?.suspect === true;
     const predicted = m.retry(id);
     count(`retry: ${predicted}`);
+    if (predicted === 'ok' && suspect) count('retry: a crash suspect stays one');
     if (predicted === 'ok') {
       r.value(m, outcome, 'retry');
       return;

@@ -3,7 +3,7 @@
  * The claimant prefix is the call's request id, so a repeat of the call answers with the jobs
  * that claim still holds.
  */
-import { claimJobs, type ClaimBatch, type ClaimedJobRecord } from '@app/echomq/internal';
+import { claimJobs, type ClaimBatch, type ClaimedJobRecord, type SuspectRule } from '@app/echomq/internal';
 import { byId, type ClaimPrediction, LEASE_MS, type Model } from '../reference';
 import { count, type Outcome, settle, type System } from '../system';
 import { lostTag, Step } from './step';
@@ -19,6 +19,8 @@ async function claimAndCheck(
     lost: boolean;
     /** The claiming worker's maxAttempts; undefined leaves it to the wrapper's built-in default. */
     maxAttempts?: number;
+    /** How crash suspects are handed out; undefined leaves it to the wrapper's default ('any'). */
+    suspects?: SuspectRule;
   },
 ): Promise<void> {
   const prefix = r.claimantPrefix(request.worker);
@@ -34,6 +36,7 @@ async function claimAndCheck(
         claimantPrefix: prefix,
         promoteLimit: request.promoteLimit,
         ...workerBudget(request.maxAttempts),
+        ...suspectRule(request.suspects),
       }),
     checkRepeat: checkClaimRepeat(r, prefix),
     comparable: repeatable,
@@ -43,14 +46,17 @@ async function claimAndCheck(
   const paused = m.paused;
   const budgets = workerBudgets(m);
   const pendingLevels = m.inPlace('pending').map((job) => job.level);
+  const suspectsPending = m.inPlace('pending').some((job) => job.suspect);
   const predicted = m.claim(
     request.count,
     prefix,
     request.promoteLimit,
     batch.leaseDeadline,
     request.maxAttempts,
+    request.suspects,
   );
   countBudgets(m, predicted.jobs, budgets);
+  countSuspects(predicted, request.suspects ?? 'any', suspectsPending);
   countFlow(m, predicted, pendingLevels);
   count(
     `claim: ${paused ? 'paused' : predicted.jobs.length > 0 ? 'got jobs' : 'empty'}` +
@@ -69,7 +75,15 @@ async function claimAndCheck(
 function repeatable(batch: ClaimBatch): unknown {
   // (nor the next run-at: a repeat reads it as it is now, and the first call may have set a
   // lane timer after reading it)
-  const { serverNow: _now, limitedUntil: _limited, nextRunAt: _next, jobs, ...rest } = batch;
+  // (nor whether it skipped a suspect: a repeat claims nothing, so meets none)
+  const {
+    serverNow: _now,
+    limitedUntil: _limited,
+    nextRunAt: _next,
+    suspectAhead: _ahead,
+    jobs,
+    ...rest
+  } = batch;
   return { ...rest, jobs: [...jobs].sort(byId) };
 }
 
@@ -87,6 +101,24 @@ function countFlow(m: Model, predicted: ClaimPrediction, pendingLevels: readonly
   if (top > 0 && pendingLevels.some((level) => level < top))
     count('flow: priority jump (a higher level first)');
   if (new Set(predicted.jobs.map((job) => job.lane)).size > 1) count('flow: one claim served several lanes');
+}
+
+/** The claim request's suspects field, present only when the step gives one. */
+function suspectRule(suspects: SuspectRule | undefined): { suspects?: SuspectRule } {
+  return suspects === undefined ? {} : { suspects };
+}
+
+/** Coverage of crash suspects in one claim: handed out alone, skipped, or claimed like any job. */
+function countSuspects(predicted: ClaimPrediction, rule: SuspectRule, suspectsPending: boolean): void {
+  if (!suspectsPending) return;
+  if (predicted.alone) count('claim: a crash suspect handed out alone');
+  if (predicted.suspectAhead)
+    count(`claim: skipped a crash suspect (${rule}${predicted.jobs.length > 0 ? ', took others' : ''})`);
+  if ((predicted.walk?.setAside.length ?? 0) > 0)
+    count('claim: a lane set aside, only suspects within reach');
+  if (predicted.skipsSpent) count('claim: skipped the most suspects a call skips');
+  if (rule === 'any' && predicted.jobs.some((job) => job.suspect))
+    count('claim: a crash suspect claimed as any');
 }
 
 /** The claim request's maxAttempts field, present only when the step gives one. */
@@ -124,6 +156,7 @@ function checkClaimed(
   const got = batch.jobs.map((j) => `${m.label(j.id)}@${j.attempt}`);
   r.note(`   ${prefix} got ${got.length > 12 ? `${got.length} jobs` : got.join(',') || 'nothing'}`);
   r.eq(m, batch.jobs, predicted.jobs, what);
+  r.eq(m, batch.suspectAhead, predicted.suspectAhead, 'claim: skipped a crash suspect');
   r.isServerTime(m, batch.leaseDeadline - LEASE_MS, 'claim: lease deadline - lease');
   r.isServerTime(m, batch.serverNow, 'claim: server now');
   r.eq(
@@ -164,6 +197,7 @@ function checkClaimRepeat(r: System, prefix: string) {
     );
     r.eq(m, batch.leaseDeadline, was.leaseDeadline, `repeat of claim ${prefix}: the recorded lease deadline`);
     r.eq(m, batch.jobs, predicted.jobs, `repeat of claim ${prefix}: the jobs that claim still holds`);
+    r.eq(m, batch.suspectAhead, false, `repeat of claim ${prefix}: meets no suspect`);
     if (predicted.nextRunAt === 'unknown') {
       if (batch.nextRunAt === null)
         r.fail(m, 'repeated claim reported no next run-at, but schedule is not empty');
@@ -183,6 +217,8 @@ export class Claim extends Step {
     readonly lost: boolean,
     /** The claiming worker's maxAttempts (undefined: the built-in default). */
     readonly maxAttempts?: number,
+    /** How crash suspects are handed out (undefined: the wrapper's default). */
+    readonly suspects?: SuspectRule,
   ) {
     super();
   }
@@ -192,7 +228,8 @@ export class Claim extends Step {
   toString(): string {
     const idle = this.evenIfIdle ? ' (even if idle)' : '';
     const max = this.maxAttempts === undefined ? '' : ` maxAttempts=${this.maxAttempts}`;
-    return `claim n=${this.count} by w${this.worker}${max} promote<=${this.promoteLimit}${idle}${lostTag(this.lost)}`;
+    const rule = this.suspects === undefined ? '' : ` suspects=${this.suspects}`;
+    return `claim n=${this.count} by w${this.worker}${max}${rule} promote<=${this.promoteLimit}${idle}${lostTag(this.lost)}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
     await claimAndCheck(m, r, this);
@@ -210,6 +247,8 @@ export class ClaimTogether extends Step {
     readonly promoteLimit: number,
     /** Each worker's maxAttempts (undefined: the built-in default). */
     readonly maxes: readonly [number | undefined, number | undefined] = [undefined, undefined],
+    /** Each worker's suspects rule (undefined: the wrapper's default). */
+    readonly rules: readonly [SuspectRule | undefined, SuspectRule | undefined] = [undefined, undefined],
   ) {
     super();
   }
@@ -217,7 +256,11 @@ export class ClaimTogether extends Step {
     return !m.claimIsNoop(this.promoteLimit);
   }
   toString(): string {
-    const [a, b] = this.maxes.map((max) => (max === undefined ? '' : ` maxAttempts=${max}`));
+    const [a, b] = this.maxes.map(
+      (max, worker) =>
+        (max === undefined ? '' : ` maxAttempts=${max}`) +
+        (this.rules[worker] === undefined ? '' : ` suspects=${this.rules[worker]}`),
+    );
     return `claim together: w0 n=${this.counts[0]}${a} and w1 n=${this.counts[1]}${b} promote<=${this.promoteLimit}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
@@ -232,6 +275,7 @@ export class ClaimTogether extends Step {
             claimantPrefix: prefix,
             promoteLimit: this.promoteLimit,
             ...workerBudget(this.maxes[worker]),
+            ...suspectRule(this.rules[worker]),
           }),
         ),
       ),
@@ -243,6 +287,7 @@ export class ClaimTogether extends Step {
         n: this.counts[worker],
         promoteLimit: this.promoteLimit,
         maxAttempts: this.maxes[worker],
+        suspects: this.rules[worker],
       };
       await recordTogether(m, r, prefixes[worker], request, batches[worker]);
     }
@@ -254,7 +299,12 @@ async function recordTogether(
   m: Model,
   r: System,
   prefix: string,
-  { n, promoteLimit, maxAttempts }: { n: number; promoteLimit: number; maxAttempts: number | undefined },
+  {
+    n,
+    promoteLimit,
+    maxAttempts,
+    suspects,
+  }: { n: number; promoteLimit: number; maxAttempts: number | undefined; suspects: SuspectRule | undefined },
   batch: ClaimBatch,
 ): Promise<void> {
   const repeat = (): Promise<ClaimBatch> =>
@@ -264,6 +314,7 @@ async function recordTogether(
       claimantPrefix: prefix,
       promoteLimit,
       ...workerBudget(maxAttempts),
+      ...suspectRule(suspects),
     });
   let answered = false;
   await r.send(m, {
@@ -280,8 +331,10 @@ async function recordTogether(
     comparable: repeatable,
   });
   const budgets = workerBudgets(m);
-  const predicted = m.claim(n, prefix, promoteLimit, batch.leaseDeadline, maxAttempts);
+  const suspectsPending = m.inPlace('pending').some((job) => job.suspect);
+  const predicted = m.claim(n, prefix, promoteLimit, batch.leaseDeadline, maxAttempts, suspects);
   countBudgets(m, predicted.jobs, budgets);
+  countSuspects(predicted, suspects ?? 'any', suspectsPending);
   countFlow(m, predicted, []);
   checkClaimed(m, r, prefix, batch, predicted, `claim ${prefix} of two at once (in the order sent)`);
 }

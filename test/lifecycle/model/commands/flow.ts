@@ -191,6 +191,7 @@ export class Throttle extends Step {
     }
     r.value(m, outcome, 'throttle');
     count(`flow: throttle, scope ${this.scope}`);
+    if (m.jobs.get(ref.id)!.suspect) count('flow: throttle clears a crash suspect');
     m.throttle(ref, this.holdMs, this.scope);
     countRestored(m);
   }

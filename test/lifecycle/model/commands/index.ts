@@ -5,7 +5,7 @@
  *   jobs in one group or across groups, claims of 1,000, complete / release / extend of 1,000
  *   claims, and more than 1,000 leases or run-ats due at once for reap / promote.
  */
-import type { CleanState } from '@app/echomq/internal';
+import type { CleanState, SuspectRule } from '@app/echomq/internal';
 import { CONTROL_CHUNK_MAX } from '@app/echomq/scripts/drain';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
 import fc from 'fast-check';
@@ -28,7 +28,7 @@ import {
   type ResultKind,
 } from './settle';
 import { FlowTime, PauseLane, ResumeLane, SetLane, SetLimits, Throttle } from './flow';
-import { Promote, Reap } from './sweep';
+import { Crash, Promote, Reap } from './sweep';
 import { deadKeep } from './dead';
 import { JobLog, type LogLine } from './log';
 import { KeyedEnqueue } from './keyed';
@@ -110,6 +110,19 @@ const ownMax = fc.oneof(
  * so jobs without their own budget are claimed under differing ones over their life.
  */
 const workerMax = fc.constantFrom<number | undefined>(undefined, 1, 2, 3, 5);
+
+/**
+ * How a claim hands out crash suspects (reaped jobs): the wrapper's default ('any'), or as a
+ * worker asks, 'alone' when its process is empty and 'none' when it is not.
+ */
+const suspectRule = fc.constantFrom<SuspectRule | undefined>(
+  undefined,
+  'any',
+  'alone',
+  'alone',
+  'none',
+  'none',
+);
 
 /** Lanes and priorities: none in the everyday mix; in the flow mix, mostly a named lane and a few levels. */
 const NO_LANE = { lane: fc.constant(null), priority: fc.constant(0), timeout: fc.constant(false) };
@@ -388,8 +401,16 @@ export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
     },
     {
       arbitrary: fc
-        .tuple(fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost, workerMax)
-        .map(([n, w, p, i, l, max]) => new Claim(n, w, p, i, l, max)),
+        .tuple(
+          fc.integer({ min: 1, max: 3 }),
+          fc.nat(2),
+          fc.constantFrom(0, 1, MAX),
+          idle,
+          lost,
+          workerMax,
+          suspectRule,
+        )
+        .map(([n, w, p, i, l, max, rule]) => new Claim(n, w, p, i, l, max, rule)),
       weight: 7,
     },
     {
@@ -399,8 +420,9 @@ export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
           fc.integer({ min: 1, max: 2 }),
           fc.constantFrom(1, MAX),
           fc.tuple(workerMax, workerMax),
+          fc.tuple(suspectRule, suspectRule),
         )
-        .map(([a, b, p, maxes]) => new ClaimTogether([a, b], p, maxes)),
+        .map(([a, b, p, maxes, rules]) => new ClaimTogether([a, b], p, maxes, rules)),
       weight: 1,
     },
     {
@@ -428,6 +450,7 @@ export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
     },
     { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 3 },
     { arbitrary: fc.tuple(limit, idle, deadKeep).map(([n, i, keep]) => new Reap(n, i, keep)), weight: 4 },
+    { arbitrary: fc.nat(7).map((i) => new Crash(i)), weight: 2 },
     { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Promote(n, i)), weight: 3 },
     ...admin,
     { arbitrary: passTime, weight: 7 },
@@ -464,8 +487,8 @@ export const bulkCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
   },
   {
     arbitrary: fc
-      .tuple(bigLimit, fc.nat(2), fc.constantFrom(0, MAX), lost, workerMax)
-      .map(([n, w, p, l, max]) => new Claim(n, w, p, false, l, max)),
+      .tuple(bigLimit, fc.nat(2), fc.constantFrom(0, MAX), lost, workerMax, suspectRule)
+      .map(([n, w, p, l, max, rule]) => new Claim(n, w, p, false, l, max, rule)),
     weight: 5,
   },
   { arbitrary: fc.constant(new ClaimTogether([MAX / 2, MAX / 2], MAX)), weight: 1 },
@@ -491,6 +514,8 @@ export const bulkCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
     arbitrary: fc.tuple(bigLimit, fc.constant(false), deadKeep).map(([n, i, keep]) => new Reap(n, i, keep)),
     weight: 3,
   },
+  // A worker dies holding a claim of up to the maximum: more suspects than one claim skips.
+  { arbitrary: fc.nat(7).map((i) => new Crash(i)), weight: 1 },
   { arbitrary: fc.tuple(bigLimit, fc.constant(false)).map(([n, i]) => new Promote(n, i)), weight: 3 },
   { arbitrary: repeat, weight: 3 },
   { arbitrary: refusal, weight: 1 },
@@ -571,14 +596,27 @@ export const flowCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
     },
     {
       arbitrary: fc
-        .tuple(fc.integer({ min: 1, max: 6 }), fc.nat(2), fc.constantFrom(0, 1, MAX), idle, lost, workerMax)
-        .map(([n, w, p, i, l, max]) => new Claim(n, w, p, i, l, max)),
+        .tuple(
+          fc.integer({ min: 1, max: 6 }),
+          fc.nat(2),
+          fc.constantFrom(0, 1, MAX),
+          idle,
+          lost,
+          workerMax,
+          suspectRule,
+        )
+        .map(([n, w, p, i, l, max, rule]) => new Claim(n, w, p, i, l, max, rule)),
       weight: 8,
     },
     {
       arbitrary: fc
-        .tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 3 }), fc.constantFrom(1, MAX))
-        .map(([a, b, p]) => new ClaimTogether([a, b], p)),
+        .tuple(
+          fc.integer({ min: 1, max: 3 }),
+          fc.integer({ min: 1, max: 3 }),
+          fc.constantFrom(1, MAX),
+          fc.tuple(suspectRule, suspectRule),
+        )
+        .map(([a, b, p, rules]) => new ClaimTogether([a, b], p, [undefined, undefined], rules)),
       weight: 1,
     },
     {
@@ -601,6 +639,7 @@ export const flowCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
     },
     { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 2 },
     { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Reap(n, i)), weight: 3 },
+    { arbitrary: fc.nat(7).map((i) => new Crash(i)), weight: 2 },
     { arbitrary: fc.tuple(limit, idle).map(([n, i]) => new Promote(n, i)), weight: 1 },
     ...admin.map((a) => ({ ...a, weight: 1 })),
     { arbitrary: passTime, weight: 5 },

@@ -21,7 +21,9 @@ import {
   type NewJobRecord,
   type ScriptContext,
 } from '@app/echomq/internal';
+import { replayWindow } from '@app/echomq/scripts/context';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
+import { runScript } from '@app/echomq/scripts/run-script';
 import { IDEMPOTENCY_TTL_MS, LEASE_MS, type Model, type WriteKind } from '../reference';
 import { count, type Outcome, settle, type System } from '../system';
 import { Step } from './step';
@@ -32,6 +34,7 @@ export const REFUSALS = [
   'claimPromoteOver',
   'claimLease0',
   'claimBadMax',
+  'claimBadSuspects',
   'reapLimit0',
   'reapLimitOver',
   'promoteLimit0',
@@ -179,6 +182,39 @@ export class Refused extends Step {
       case 'claimBadMax': {
         const bad = BAD_MAX_ATTEMPTS[i % BAD_MAX_ATTEMPTS.length];
         return { what: `claim by a worker with maxAttempts ${bad}`, ...claim(3, { maxAttempts: bad }) };
+      }
+      case 'claimBadSuspects': {
+        // Past the wrapper (which refuses it too): the script's own check of ARGV[9].
+        const bad = ['bogus', ''][i % 2];
+        const prefix = r.claimantPrefix(0);
+        const k = r.ctx.keys;
+        const keys = [
+          k.fence,
+          k.reply(prefix),
+          k.pending,
+          k.active,
+          k.schedule,
+          k.metrics,
+          k.events,
+          k.wake,
+          k.paused,
+        ];
+        const argv = [
+          k.jobPrefix,
+          3,
+          LEASE_MS,
+          prefix,
+          r.ctx.eventsMaxLen,
+          SCRIPT_BATCH_MAX,
+          replayWindow(r.ctx),
+          3,
+          bad,
+        ];
+        return {
+          what: `claim with suspects ${JSON.stringify(bad)}`,
+          requestId: prefix,
+          call: () => runScript(r.ctx, 'emqClaim', keys, argv),
+        };
       }
       case 'reapLimit0':
         return { what: 'reap limit 0', requestId: null, call: () => reapExpired(r.ctx, 0) };

@@ -113,6 +113,7 @@ export class Complete extends Step {
     }
     r.value(m, outcome, 'complete');
     count(`complete: ${m.jobs.get(ref.id)!.due ? 'lease expired, not yet reaped' : 'within lease'}`);
+    if (m.jobs.get(ref.id)!.suspect) count(`complete: a crash suspect${this.retain ? ', row kept' : ''}`);
     countResults([result], keep);
     m.completeMany([{ claim: ref, result }], keep, r.serverNow);
   }
@@ -233,6 +234,7 @@ export class Fail extends Step {
       lane: 'default',
       priority: 0,
       timeoutMs: null,
+      suspect: job.suspect,
     };
     const wait = failRequest(SERVING_BACKOFF, claimed, null).backoffMs;
     r.eq(
@@ -266,6 +268,7 @@ export class Fail extends Step {
     }
     count(`fail: -> ${target}`);
     if (job.base > 0) count('fail: with a moved budget base');
+    if (job.suspect) count('fail: clears a crash suspect');
     count(`fail: budget ${job.max !== null ? 'its own' : "the claiming worker's"}, -> ${target}`);
     if (target === 'schedule')
       count(`fail: waits ${job.backoff === null ? 'the serving backoff' : 'its own backoff'}`);
@@ -343,6 +346,8 @@ export class Release extends Step {
       run: () => releaseJobs(r.ctx, refs, requestId),
     });
     const out = r.value(m, outcome, 'release');
+    if (refs.some((ref) => m.holds(ref) && m.jobs.get(ref.id)!.suspect))
+      count('release: a crash suspect stays one');
     const released = m.release(refs);
     r.eq(m, out, released, 'release: released per claim (false = stale)');
     if (before) await r.expectUnchanged(m, before, refs.length, 'an all-stale release');

@@ -4,7 +4,8 @@
  * request id: both are idempotent (a repeat moves only what is still due).
  */
 import { promoteDue, reapExpired } from '@app/echomq/internal';
-import type { Model } from '../reference';
+import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
+import { exactScore, type Model } from '../reference';
 import { count, type System } from '../system';
 import { countTrimmed, type DeadKeep, resolveDeadKeep, showDeadKeep } from './dead';
 import { Step } from './step';
@@ -35,6 +36,7 @@ export class Reap extends Step {
     const out = await reapExpired(r.ctx, this.limit, retention);
     if (due.some((job) => job.base > 0)) count('reap: with a moved budget base');
     if (due.some((job) => job.max === null)) count("reap: by the claiming worker's budget");
+    if (due.some((job) => job.suspect)) count('reap: a crash suspect reaped again');
     const expected = m.reap(this.limit, rule);
     countTrimmed(m);
     if (expected.toPending > 0) count('reap: -> pending');
@@ -67,5 +69,38 @@ export class Promote extends Step {
     if (expected.more) count(`promote: more left (limit ${size(this.limit)}, ${size(due)} due)`);
     r.eq(m, out, expected, 'promote outcome');
     if (before) await r.expectUnchanged(m, before, 0, 'a promote with nothing due');
+  }
+}
+
+/**
+ * A worker process dies holding one claim: the leases of every job that claim handed it (one
+ * claimant prefix and deadline) run out at once, and the reaper returns them, each a crash
+ * suspect now. Time passes as in PassTime: the scores are rewritten into the past.
+ */
+export class Crash extends Step {
+  constructor(readonly index: number) {
+    super();
+  }
+  applicable(m: Readonly<Model>): boolean {
+    return m.inPlace('active').some((job) => !job.due);
+  }
+  toString(): string {
+    return `a worker dies holding the claim of active #${this.index}`;
+  }
+  protected async exec(m: Model, r: System): Promise<void> {
+    const live = m.inPlace('active').filter((job) => !job.due);
+    const victim = live[this.index % live.length];
+    const prefix = victim.claimant!.slice(0, victim.claimant!.lastIndexOf('.'));
+    const deadline = exactScore(victim);
+    const held = live.filter((job) => job.claimant!.startsWith(`${prefix}.`) && exactScore(job) === deadline);
+    r.note(`   claim ${prefix}: ${held.map((job) => m.label(job.id)).join(',')}`);
+    const past = m.pastScore(false);
+    for (const job of held) {
+      await r.redis.zadd(r.ctx.keys.active, 'XX', past, job.id);
+      m.passTime(job, past);
+    }
+    count(`crash: a claim of ${held.length > 1 ? 'several jobs' : 'one job'}`);
+    const out = await reapExpired(r.ctx, SCRIPT_BATCH_MAX);
+    r.eq(m, out, m.reap(SCRIPT_BATCH_MAX), 'reap after a crash');
   }
 }

@@ -1,5 +1,8 @@
 import { luaScript } from './prelude';
 
+/** The most crash suspects one claim skips (reads and leaves in pending) before its walk ends. */
+export const CLAIM_SUSPECTS_SKIPPED_MAX = 100;
+
 export const CLAIM_LUA = luaScript(
   `
 -- claim: pending -> active, up to N jobs, after promoting due scheduled jobs and due lane timers.
@@ -13,6 +16,13 @@ export const CLAIM_LUA = luaScript(
 -- claimant unique to it (the caller's per-call prefix + the job's index).
 -- The prefix is the request id: a claim repeated with the same prefix (its reply was lost)
 -- returns the jobs the first call claimed, still held by it, and claims nothing more.
+-- Crash suspects (row 'x', set by reap: the job's last lease ran out, so it may have killed its
+-- worker) are handed out as ARGV[9] says: 'any' like every job; 'alone' only as the call's one
+-- job (met first, it is taken and the walk ends; met after others, it is skipped); 'none'
+-- never (skipped). A skipped suspect stays where it is in pending, the jobs behind it are
+-- taken; a lane with only suspects left within reach is set aside for the rest of the walk;
+-- at most ${CLAIM_SUSPECTS_SKIPPED_MAX} are skipped per call (then the walk ends). The reply says
+-- whether any was skipped, so the worker can claim it alone once its process holds nothing.
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] pending (default lane, level 0)
 -- KEYS[4] active   KEYS[5] schedule   KEYS[6] metrics   KEYS[7] events   KEYS[8] wake   KEYS[9] paused
 -- (the flow keys - ready sets, lane pending sets, held, timers, settings, rate windows - are
@@ -21,17 +31,22 @@ export const CLAIM_LUA = luaScript(
 -- ARGV[5] events max length   ARGV[6] most scheduled jobs to promote in this call
 -- ARGV[7] replay window ms   ARGV[8] the claiming worker's max attempts per budget, recorded
 -- as 'w' on each claimed row that has no 'm' of its own (fail and reap then decide by it)
+-- ARGV[9] crash suspects: any | alone | none (absent: any)
 -- Returns: { next run-at (ms, the soonest of schedule and lane timers, -1 when none),
 --            lease deadline (ms), limited until (ms, -1 when not limited: the queue is held
 --            or out of rate room, so no claim can start a job before then), server now (ms),
+--            suspect ahead (1 when the walk skipped a crash suspect it could not take, else
+--            0; 0 in a repeat's answer),
 --            then per claimed job: id, attempts, claimant, data, name, max attempts (the
 --            job's own, else ARGV[8]), budget base, its own backoff as JSON (nil when none),
 --            lane, priority, its own timeout ms (nil when none), its schedule key (nil when
---            it is no schedule's occurrence) }
+--            it is no schedule's occurrence), 1 when it is a crash suspect else 0 }
 -- Record:  the lease deadline; every job of one claim has it as its score in active.
 -- Event:   'promoted' (when due jobs moved), 'claimed' with the ids.
+-- Metric:  'claimed'; 'isolated' for a crash suspect handed out alone.
 `,
   `
+local CLAIM_SUSPECTS_SKIPPED_MAX = ${CLAIM_SUSPECTS_SKIPPED_MAX}
 local prefix, claimant_prefix = ARGV[1], ARGV[4]
 local n = int_arg(2, 1, BATCH_MAX)
 local lease = int_arg(3, 1, 1000000000)
@@ -39,6 +54,12 @@ local maxlen = int_arg(5, 1, 1000000000)
 local promote_limit = int_arg(6, 0, BATCH_MAX)
 local replay_ttl = int_arg(7, 1, 1000000000000)
 local worker_max = int_arg(8, 1, 1000000)
+local suspects = ARGV[9] or 'any'
+if suspects ~= 'any' and suspects ~= 'alone' and suspects ~= 'none' then
+  refuse('ARGV[9] must be any, alone or none')
+end
+-- Whether the walk reads each job before it leaves pending (to stop at a crash suspect).
+local watch = suspects ~= 'any'
 local now = now_ms()
 
 -- The soonest lane timer or throttle hold (false when none), read once unless lanes_due or
@@ -61,9 +82,9 @@ local function next_run_at()
   return a or b or -1
 end
 
--- The row's fields one claimed job's reply needs (f[1] .. f[16]).
+-- The row's fields one claimed job's reply needs (f[1] .. f[17]).
 local function read_row(row)
-  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'c', 'w', 'sk')
+  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'c', 'w', 'sk', 'x')
 end
 
 local function describe(out, id, row, f, attempts, claimant, max)
@@ -80,12 +101,13 @@ local function describe(out, id, row, f, attempts, claimant, max)
   out[#out + 1] = level
   out[#out + 1] = f[13]
   out[#out + 1] = f[16]
+  out[#out + 1] = f[17] and 1 or 0
 end
 
 local prior = replayed(KEYS[2])
 if prior then
   local deadline = tonumber(prior)
-  local out = { next_run_at(), deadline, -1, now }
+  local out = { next_run_at(), deadline, -1, now, 0 }
   local mine = claimant_prefix .. '.'
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], deadline, deadline)) do
     local row = prefix .. id
@@ -131,7 +153,7 @@ else
 end
 
 local function header(limited_until)
-  return { next_run_at(), deadline, limited_until, now }
+  return { next_run_at(), deadline, limited_until, now, 0 }
 end
 -- Paused, or held by a RateLimitedError.
 if marked_or_paused > 0 and redis.call('EXISTS', KEYS[9], K_HOLD) > 0 then
@@ -188,6 +210,12 @@ local adopted = false
 local holds, timed = 0, false
 -- The lane served last still has work and is still ready (so work is left).
 local kept_work = false
+-- Crash suspects met: some skipped (ahead), or one taken alone (the walk ends there). Skips
+-- are bounded per call; lanes left with only suspects within reach are set aside (out of
+-- ready until the walk ends, counted with the held ones).
+local ahead, alone = false, false
+local skip_left = CLAIM_SUSPECTS_SKIPPED_MAX
+local set_aside = {}
 -- The pass of the lane served last at the current level: the level's virtual time, written
 -- once when the claim leaves the level.
 local served = nil
@@ -240,36 +268,66 @@ while left > 0 and level >= 0 do
       -- epsilon keeps a product like 1.9999999 from losing a job to rounding.
       if top[4] then room = math.min(room, math.floor((tonumber(top[4]) - pass) * weight + 1e-9) + 1) end
       local key = pending_key(level, lane)
-      local popped = redis.call('ZPOPMIN', key, room)
-      local got = 0
-      for i = 1, #popped, 2 do
-        local id = popped[i]
-        local row = prefix .. id
-        local f = read_row(row)
-        if f[1] then
-          local claimant = claimant_prefix .. '.' .. #ids
-          -- attempts + 1 and the claimant in one HSET (the script is atomic, so read-then-write is safe)
-          local attempts = (tonumber(f[9]) or 0) + 1
-          describe(out, id, row, f, attempts, claimant, budget(f[7], worker_max))
-          if f[7] then
-            redis.call('HSET', row, 'a', attempts, 'c', claimant)
-          else
-            -- No budget of its own: this claim's worker decides it, the last claim's configuration winning.
-            redis.call('HSET', row, 'a', attempts, 'c', claimant, 'w', worker_max)
-          end
-          ids[#ids + 1] = id
-          got = got + 1
-        else
+      local taken, got, skipped = {}, 0, 0
+      local function take(id, f)
+        taken[#taken + 1] = id
+        if not f[1] then
           -- A member without a row breaks invariant 2; drop it rather than hand out an empty job.
           orphans = orphans + 1
+          return
         end
+        local row = prefix .. id
+        local claimant = claimant_prefix .. '.' .. #ids
+        -- attempts + 1 and the claimant in one HSET (the script is atomic, so read-then-write is safe)
+        local attempts = (tonumber(f[9]) or 0) + 1
+        describe(out, id, row, f, attempts, claimant, budget(f[7], worker_max))
+        if f[7] then
+          redis.call('HSET', row, 'a', attempts, 'c', claimant)
+        else
+          -- No budget of its own: this claim's worker decides it, the last claim's configuration winning.
+          redis.call('HSET', row, 'a', attempts, 'c', claimant, 'w', worker_max)
+        end
+        ids[#ids + 1] = id
+        got = got + 1
       end
-      local took = #popped / 2
+      if not watch then
+        local popped = redis.call('ZPOPMIN', key, room)
+        for i = 1, #popped, 2 do take(popped[i], read_row(prefix .. popped[i])) end
+      else
+        -- Watching for suspects, the jobs are read before they leave pending (ZRANGE, then ZREM
+        -- of those taken): a suspect that may not be taken is skipped, and stays where it is.
+        local offset = 0
+        while #taken < room and not alone and skip_left > 0 do
+          local heads = redis.call('ZRANGE', key, offset, offset + room - #taken - 1)
+          if #heads == 0 then break end
+          offset = offset + #heads
+          for _, id in ipairs(heads) do
+            local f = read_row(prefix .. id)
+            if not (f[1] and f[17]) then
+              take(id, f)
+            elseif suspects == 'alone' and #ids == 0 then
+              -- Met first by a call whose worker holds nothing else: it runs alone.
+              take(id, f)
+              alone = true
+              break
+            else
+              ahead = true
+              skipped = skipped + 1
+              skip_left = skip_left - 1
+              if skip_left == 0 then break end
+            end
+          end
+        end
+        if #taken > 0 then zrem_all(key, taken) end
+      end
+      local took = #taken
+      -- Only suspects were left within reach: the lane is done for this call.
+      local aside = skipped > 0 and took < room
       -- The level's virtual time is the pass the served lane has now: a lane that runs empty
       -- and gets work again rejoins there, having paid for what it just started.
       local after = pass + took / weight
       -- Whether the lane keeps work (then the wake pass-on below needs no look of its own).
-      kept_work = took == room and redis.call('EXISTS', key) == 1
+      kept_work = (took == room or alone or aside) and redis.call('EXISTS', key) == 1
       if not kept_work then
         if took > 0 then served = after end
         redis.call('ZREM', ready, lane)
@@ -280,15 +338,25 @@ while left > 0 and level >= 0 do
       -- (A lane alone at its level keeps its pass, and the level its virtual time: with no
       -- other lane to compare with, only where the two stand to each other matters, and a
       -- lane that joins ties with it either way.)
+      if aside then
+        -- The walk goes on without it; it returns to ready, at the pass it has now, at the end.
+        set_aside[#set_aside + 1] = { ready, redis.call('ZSCORE', ready, lane), lane }
+        redis.call('ZREM', ready, lane)
+        -- (not adopted back into ready by adopt_plain_pending within this call)
+        adopted = true
+        holds = holds + 1
+      end
       if got > 0 then
         if rule.started == 0 then started[#started + 1] = lane end
         rule.started = rule.started + got
         if s.lm and s.lw then count_starts(lane_rate_key(lane), got, s.lw, now) end
       end
       left = left - got
+      if alone or skip_left == 0 or holds >= CLAIM_HOLDS_MAX then break end
     end
   end
 end
+for _, lane in ipairs(set_aside) do redis.call('ZADD', lane[1], lane[2], lane[3]) end
 
 leave_level()
 for _, lane in ipairs(started) do
@@ -307,6 +375,8 @@ if #ids > 0 then
   end
 end
 bump(KEYS[6], 'orphans', orphans)
+if alone then redis.call('HINCRBY', KEYS[6], 'isolated', 1) end
+if ahead then out[5] = 1 end
 -- A lane rate timer set by this walk may be the soonest instant to claim again.
 if timed then
   timer_head = nil
@@ -322,8 +392,9 @@ end
 if left == 0 and gc_cut and work_left() then
   -- globalConcurrency cut this call short: the next slot freed wakes a worker.
   redis.call('SET', K_WAITING, '1')
-elseif ((left == 0 and want == n) or holds >= CLAIM_HOLDS_MAX) and work_left() then
-  -- Work is left (and no cap stopped this call): pass the wake token on to the next idle worker.
+elseif ((left == 0 and want == n) or holds >= CLAIM_HOLDS_MAX or ahead or alone) and work_left() then
+  -- Work is left (and no cap stopped this call): pass the wake token on to the next idle worker
+  -- (after a suspect, an idle one can take the next job alone).
   wake(KEYS[8])
 end
 return out

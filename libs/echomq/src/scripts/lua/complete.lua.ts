@@ -4,7 +4,8 @@ import { luaScript } from './prelude';
 export const COMPLETE_LUA = luaScript(
   `
 -- complete: active -> completed, for one or many claims at once. Each row is deleted, or
--- kept for the keep time with its result and finished-at, in no set (it then reads 'completed').
+-- kept for the keep time with its result and finished-at, in no set (it then reads 'completed');
+-- a kept row loses its crash-suspect mark ('x', see reap): the job did not crash its worker.
 -- Only claims that still hold their job (in active, same token and claimant) complete.
 -- Each completed job is counted out of its lane's active jobs; a lane its cap held back
 -- returns to ready, and a worker is woken when a cap had held one back (see leaving()).
@@ -65,7 +66,7 @@ for i = 0, n - 1 do
     end
     if row_keep > 0 then
       redis.call('HSET', row, 'r', result, 'f', now)
-      redis.call('HDEL', row, 'c')
+      redis.call('HDEL', row, 'c', 'x')
       redis.call('PEXPIRE', row, row_keep)
     else
       deleted[#deleted + 1] = row

@@ -6,7 +6,8 @@ export const FAIL_LUA = luaScript(
 -- (the retry budget is spent, or the error is unrecoverable). The error is kept on the row.
 -- The budget is the row's: the job's own 'm', else the claiming worker's 'w' (see claim).
 -- A retry now goes into the job's own lane's pending at its level (row 'l', 'y'); the job is
--- counted out of its lane's active jobs either way (see leaving()).
+-- counted out of its lane's active jobs either way (see leaving()). The attempt ended in its
+-- handler, so the job did not crash its worker: its crash-suspect mark ('x', see reap) goes.
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] pending (the
 -- default lane's at level 0; other lanes' pending sets are composed from the base)
 -- KEYS[5] schedule   KEYS[6] dead   KEYS[7] metrics   KEYS[8] events   KEYS[9] wake
@@ -55,7 +56,7 @@ local gone = leaving()
 gone.add(lane)
 gone.settle(KEYS[9])
 redis.call('HSET', row, 'e', error_text)
-redis.call('HDEL', row, 'c')
+redis.call('HDEL', row, 'c', 'x')
 local own = redis.call('HMGET', row, 'm', 'w')
 local max = budget(own[1], own[2])
 local reply

@@ -14,6 +14,8 @@
  *   dk debounce key   df first enqueue ms of a debounced job   dm its deadline when created with
  *   maxWaitMs (first enqueue + it; later calls cannot move it)
  *   gn log lines written so far   g:<n> log line n (the last 100 kept; job-log.lua)
+ *   x crash suspect: 1 once reap returned the job (its worker may have died of it); complete,
+ *   fail and throttle clear it, so a claim hands the job out alone until then (claim.lua)
  */
 import { FLOW_PRELUDE } from './flow';
 import { JOB_ROW_PRELUDE } from './job-row';

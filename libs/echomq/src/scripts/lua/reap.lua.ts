@@ -11,6 +11,9 @@ export const REAP_LUA = luaScript(
 -- a crashed worker's jobs free their lane's cap here) and goes back into its own lane's
 -- pending at its level (row 'l', 'y'). With nothing left in active, lane-active is reset
 -- (every count is 0 then, whatever drift came before) and held lanes may return.
+-- Each reaped row is marked a crash suspect ('x' = 1): its worker may have died of it, so
+-- claims hand it out only alone (see claim); a settled attempt (complete, fail, throttle)
+-- clears the mark. A job reaped into dead keeps it, so a retry from dead runs it alone too.
 -- KEYS[1] fence   KEYS[2] active   KEYS[3] pending (the default lane's at level 0; other
 -- lanes' pending sets are composed from the base)   KEYS[4] dead   KEYS[5] metrics
 -- KEYS[6] events   KEYS[7] wake
@@ -39,7 +42,7 @@ for _, id in ipairs(expired) do
     orphans = orphans + 1
   else
     gone.add(place(f[5]))
-    redis.call('HSET', row, 'e', 'lease expired during attempt ' .. (f[1] or '0'))
+    redis.call('HSET', row, 'e', 'lease expired during attempt ' .. (f[1] or '0'), 'x', 1)
     redis.call('HDEL', row, 'c')
     if (tonumber(f[1]) or 0) - (tonumber(f[3]) or 0) >= budget(f[2], f[4]) then
       to_dead[#to_dead + 1] = id

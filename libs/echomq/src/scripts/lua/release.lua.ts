@@ -6,6 +6,7 @@ export const RELEASE_LUA = luaScript(
 -- hands back claimed work). attempts still only grows; the budget base moves up by one
 -- so the released claim does not count against the job. Each job goes back into its own
 -- lane's pending at its level (row 'l', 'y') and is counted out of its lane's active jobs.
+-- A crash suspect ('x', see reap) stays one: a released claim proves nothing about the job.
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] pending (the
 -- default lane's at level 0; other lanes' pending sets are composed from the base)
 -- KEYS[5] metrics   KEYS[6] events   KEYS[7] wake

@@ -5,7 +5,8 @@ export const RETRY_LUA = luaScript(
 -- retry: dead -> pending with a fresh retry budget. attempts is not reset (it is the
 -- fencing token and never decreases); the budget base moves up to it instead. The budget's
 -- size is untouched: the job's own 'm', or else the next claim's worker's (it rewrites 'w').
--- The job goes into its own lane's pending at its level (row 'l', 'y').
+-- The job goes into its own lane's pending at its level (row 'l', 'y'). A crash suspect ('x':
+-- reaped into dead) stays one, so its first attempt after the retry runs alone (see claim).
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] dead   KEYS[4] pending (the
 -- default lane's at level 0; other lanes' pending sets are composed from the base)
 -- KEYS[5] metrics   KEYS[6] events   KEYS[7] wake   KEYS[8] row emq:{q}:job:<id>

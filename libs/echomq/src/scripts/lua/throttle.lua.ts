@@ -11,7 +11,10 @@ export const THROTTLE_LUA = luaScript(
 -- active jobs. Then what was limited is held back for every worker: scope 'queue' holds the
 -- queue (the hold key, kept for the longer of this hold and one already there); scope 'lane'
 -- holds the job's lane (lane-holds: the later of now + ms and a hold already set; the lane
--- leaves ready until the hold is due, see lanes_due).
+-- leaves ready until the hold is due, see lanes_due). Either way an idle worker is woken: the
+-- job is back in pending, and the claim it makes reads the hold and sleeps exactly until it
+-- ends (without the wake it would wait out its idle bound). The handler returned, so the job
+-- did not crash its worker: its crash-suspect mark ('x', see reap) goes.
 -- KEYS[1] fence   KEYS[2] reply key of this request   KEYS[3] active   KEYS[4] metrics
 -- KEYS[5] events   KEYS[6] wake   KEYS[7] row emq:{q}:job:<id>
 -- ARGV[1] id   ARGV[2] token (attempts)   ARGV[3] claimant   ARGV[4] hold ms (1..${THROTTLE_HOLD_MAX_MS})
@@ -47,7 +50,7 @@ local lane, level = place(l, y)
 flow_in_use()
 redis.call('ZREM', KEYS[3], id)
 redis.call('HINCRBY', row, 'b', 1)
-redis.call('HDEL', row, 'c')
+redis.call('HDEL', row, 'c', 'x')
 -- The hold first, so the lane's return below (its cap freed) does not outrun it.
 if scope == 'queue' then
   if redis.call('PTTL', K_HOLD) < hold_ms then redis.call('SET', K_HOLD, '1', 'PX', hold_ms) end
@@ -55,9 +58,10 @@ else
   -- ZADD GT keeps the later of this hold and one already there (a new member is added).
   redis.call('ZADD', K_HOLDS, 'GT', now_ms() + hold_ms, lane)
   hold_lane(lane)
-  -- An idle worker blocked until an earlier instant learns of the hold's end at its next claim.
-  wake(KEYS[6])
 end
+-- An idle worker blocked until an earlier instant (or its idle bound) learns of the hold's end
+-- at its next claim.
+wake(KEYS[6])
 into_pending(lane, level, { id })
 local gone = leaving()
 gone.add(lane)
