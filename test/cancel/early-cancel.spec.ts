@@ -93,7 +93,7 @@ describe('a removal read before its claim is launched', () => {
     await expect(withTimeout(told.promise, WAIT_MS, 'the cancel to be read')).resolves.toBe(false);
 
     // Then the reply comes and the job is launched.
-    slots.launch(new RunningJob(record, sentAt, LEASE_MS, null));
+    void slots.launch(new RunningJob(record, sentAt, LEASE_MS, null));
     const seen = await withTimeout(signal.promise, WAIT_MS, 'the handler to start');
     expect(seen.aborted).toBe(true);
     expect(seen.reason).toBeInstanceOf(JobAbortedError);
@@ -116,7 +116,7 @@ describe('a removal read before its claim is launched', () => {
     expect(slots.cancel(id, record.attempt - 1)).toBe(false);
     expect(slots.cancel(mint(), 1)).toBe(false);
 
-    slots.launch(new RunningJob(record, sentAt, LEASE_MS, null));
+    void slots.launch(new RunningJob(record, sentAt, LEASE_MS, null));
     const seen = await withTimeout(signal.promise, WAIT_MS, 'the handler to start');
     expect(seen.aborted).toBe(false);
     await slots.settled();
