@@ -121,11 +121,8 @@ if prior then
   return out
 end
 
--- A full Redis (maxmemory, noeviction) refuses a script's first write when it may grow
--- memory, and no later one: this first write changes nothing (the fence never exists),
--- so a full Redis still claims, and the jobs it hands out complete and free room
--- (docs/reliability.md, "A full Redis").
-redis.call('DEL', KEYS[1])
+-- First write: a full Redis still claims, and the jobs it hands out complete and free room.
+runs_when_full()
 local deadline = now + lease
 local due = promote_due(KEYS[5], promote_limit, now)
 if #due > 0 then

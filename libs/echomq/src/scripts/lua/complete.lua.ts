@@ -33,11 +33,8 @@ if prior then
   return flags_from(prior, {})
 end
 
--- A full Redis (maxmemory, noeviction) refuses a script's first write when it may grow
--- memory, and no later one: this first write changes nothing (the fence never exists),
--- so a full Redis still completes jobs, which frees room
--- (docs/reliability.md, "A full Redis").
-redis.call('DEL', KEYS[1])
+-- First write: a full Redis still completes jobs, which frees room.
+runs_when_full()
 local RESULT_MAX, LEFT_OUT_KEEP = ${EVENT_RESULT_MAX_BYTES}, ${LEFT_OUT_RESULT_KEEP_MS}
 local budget = ${EVENT_RESULTS_TOTAL_MAX_BYTES}
 local now = now_ms()

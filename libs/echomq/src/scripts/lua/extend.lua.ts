@@ -28,11 +28,8 @@ if prior then
   return flags_from(flags, { tonumber(deadline) })
 end
 
--- A full Redis (maxmemory, noeviction) refuses a script's first write when it may grow
--- memory, and no later one: this first write changes nothing (the fence never exists),
--- so a full Redis still extends leases, and jobs running when it filled up keep them
--- (docs/reliability.md, "A full Redis").
-redis.call('DEL', KEYS[1])
+-- First write: a full Redis still extends leases, and jobs running when it filled up keep them.
+runs_when_full()
 local deadline = now_ms() + lease
 local out, flags = { deadline }, {}
 local held, stale = 0, 0

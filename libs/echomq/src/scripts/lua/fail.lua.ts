@@ -36,11 +36,8 @@ if prior then
   local state, run_at = string.match(prior, '^(%a+):(%d+)$')
   return { state, tonumber(run_at) }
 end
--- A full Redis (maxmemory, noeviction) refuses a script's first write when it may grow
--- memory, and no later one: this first write changes nothing (the fence never exists),
--- so a full Redis still fails jobs (a retry or dead keeps the row it had)
--- (docs/reliability.md, "A full Redis").
-redis.call('DEL', KEYS[1])
+-- First write: a full Redis still fails jobs (a retry or dead keeps the row it had).
+runs_when_full()
 local held, l, y = holds(row, token, claimant)
 if not held then
   redis.call('HINCRBY', KEYS[7], 'stale', 1)

@@ -27,11 +27,8 @@ if prior then
   return flags_from(prior, {})
 end
 
--- A full Redis (maxmemory, noeviction) refuses a script's first write when it may grow
--- memory, and no later one: this first write changes nothing (the fence never exists),
--- so a full Redis still gives claimed jobs back at shutdown
--- (docs/reliability.md, "A full Redis").
-redis.call('DEL', KEYS[1])
+-- First write: a full Redis still gives claimed jobs back at shutdown.
+runs_when_full()
 local out, ids = {}, {}
 local gone = leaving()
 local stale = 0
