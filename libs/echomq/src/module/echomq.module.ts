@@ -10,6 +10,9 @@ import type { QueueRef } from '../queue/queue-definition';
 import { jobIdMinterProvider } from './id-minter.provider';
 import { EchoMqConfigurableModule } from './module-definition';
 import { RedisConnections } from '../connection/redis-connections';
+import { RuntimeHooksRegistry } from '../observability/runtime-hooks-registry';
+import { EchoMqMetrics } from '../metrics/echomq-metrics';
+import { EchoMqTracing } from '../tracing/echomq-tracing';
 
 /**
  * `EchoMqModule.forRoot({ connection })` or `forRootAsync({ useFactory, inject })`.
@@ -26,8 +29,18 @@ import { RedisConnections } from '../connection/redis-connections';
     Reaper,
     ProcessorExplorer,
     QueueEventsExplorer,
+    RuntimeHooksRegistry,
+    EchoMqMetrics,
+    EchoMqTracing,
   ],
-  exports: [RedisConnections, QueueService, ProcessorExplorer],
+  exports: [
+    RedisConnections,
+    QueueService,
+    ProcessorExplorer,
+    RuntimeHooksRegistry,
+    EchoMqMetrics,
+    EchoMqTracing,
+  ],
 })
 export class EchoMqModule extends EchoMqConfigurableModule {
   /**
