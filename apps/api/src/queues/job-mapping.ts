@@ -41,6 +41,7 @@ export function toJobResponse(view: JobView): JobResponse {
     ...(view.runAt ? { runAt: view.runAt.toISOString() } : {}),
     ...(view.leaseDeadline ? { leaseDeadline: view.leaseDeadline.toISOString() } : {}),
     ...(view.lastError !== undefined ? { lastError: view.lastError } : {}),
+    ...(view.lastErrorStack !== undefined ? { lastErrorStack: view.lastErrorStack } : {}),
     ...('result' in view ? { result: view.result } : {}),
     ...(view.finishedAt ? { finishedAt: view.finishedAt.toISOString() } : {}),
     ...('progress' in view ? { progress: view.progress } : {}),

@@ -36,7 +36,10 @@ export interface JobView<T = unknown, R = unknown> {
   readonly runAt?: Date;
   /** For active jobs: when the current lease expires unless extended. */
   readonly leaseDeadline?: Date;
+  /** The last failed attempt's error, `Name: message` (or why the attempt ended, e.g. a lease that expired). */
   readonly lastError?: string;
+  /** That error's stack trace, when it had one (cut to 8 KiB). */
+  readonly lastErrorStack?: string;
   /** What the handler returned, while the row is retained after completion. */
   readonly result?: R;
   readonly finishedAt?: Date;
@@ -101,6 +104,7 @@ export function toJobView<T>(queue: string, id: JobId, raw: RawJobView): JobView
     ...(raw.state === 'schedule' && raw.score !== null ? { runAt: new Date(raw.score) } : {}),
     ...(raw.state === 'active' && raw.score !== null ? { leaseDeadline: new Date(raw.score) } : {}),
     ...(f.e !== undefined ? { lastError: f.e } : {}),
+    ...(f.es !== undefined ? { lastErrorStack: f.es } : {}),
     ...(f.r !== undefined ? { result: parseJson(f.r) } : {}),
     ...(f.f !== undefined ? { finishedAt: new Date(Number(f.f)) } : {}),
     ...(f.p !== undefined ? { progress: parseJson(f.p) } : {}),

@@ -11,6 +11,8 @@ export type FailOutcome =
 
 export interface FailRequest {
   readonly error: string;
+  /** The error's stack trace, kept on the row as the job's lastErrorStack; absent when it has none. */
+  readonly stack?: string;
   /** Delay before the retry; 0 puts the job straight back into pending. */
   readonly backoffMs: number;
   /** Skip the remaining budget and go to dead. */
@@ -58,6 +60,7 @@ export async function failJob(
         ctx.eventsMaxLen,
         replayWindow(ctx),
         ...deadRetentionArgs(request.dead ?? DEAD_RETENTION_DEFAULTS),
+        request.stack ?? '',
       ],
     )) as [string, number];
   } catch (error) {

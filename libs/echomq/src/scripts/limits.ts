@@ -36,5 +36,8 @@ export const EVENT_ERROR_MAX_BYTES = 1_024;
 /** The longest error text a row keeps. */
 export const ERROR_TEXT_MAX = 4_096;
 
+/** The longest stack trace of a failed attempt a row keeps (row 'es'; never in events). */
+export const ERROR_STACK_MAX = 8_192;
+
 /** How long a finished job whose result was left out of its event keeps its row, for waitFor. */
 export const LEFT_OUT_RESULT_KEEP_MS = 60_000;

@@ -2,7 +2,7 @@ import { UnrecoverableError } from '../errors';
 import type { BackoffPolicy } from '../queue/queue-options';
 import type { ClaimedJobRecord, FailRequest } from '../scripts';
 import { DEAD_RETENTION_DEFAULTS, type DeadRetention } from '../scripts/dead-retention';
-import { ERROR_TEXT_MAX } from '../scripts/limits';
+import { ERROR_STACK_MAX, ERROR_TEXT_MAX } from '../scripts/limits';
 import { backoffDelay, storedBackoff } from './backoff';
 
 /** Room kept for the note about a backoff that failed, so the handler's error stays readable. */
@@ -10,6 +10,12 @@ const NOTE_MAX = 512;
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** The stack trace when the error has one (its first line repeats the error's name and message). */
+function stackOf(error: unknown): { stack?: string } {
+  const stack = error instanceof Error ? error.stack : undefined;
+  return typeof stack === 'string' && stack !== '' ? { stack: cut(stack, ERROR_STACK_MAX) } : {};
 }
 
 function cut(text: string, max: number): string {
@@ -41,6 +47,7 @@ export function failRequest(
   }
   return {
     error: cut(describe(error), ERROR_TEXT_MAX - note.length) + note,
+    ...stackOf(error),
     backoffMs,
     unrecoverable: error instanceof UnrecoverableError,
     dead: { deadMaxJobs: dead.deadMaxJobs, deadMaxAgeMs: dead.deadMaxAgeMs },

@@ -88,8 +88,11 @@ export class JobResponse {
   @ApiPropertyOptional({ format: 'date-time', description: 'active only: when the current lease expires' })
   readonly leaseDeadline?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ description: "the last failed attempt's error, `Name: message`" })
   readonly lastError?: string;
+
+  @ApiPropertyOptional({ description: "that error's stack trace, when it had one (cut to 8 KiB)" })
+  readonly lastErrorStack?: string;
 
   @ApiPropertyOptional({ ...ANY_JSON, description: 'completed (retained) jobs: what the handler returned' })
   readonly result?: unknown;

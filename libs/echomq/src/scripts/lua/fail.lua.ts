@@ -16,6 +16,8 @@ export const FAIL_LUA = luaScript(
 -- ARGV[5] backoff ms before the retry   ARGV[6] 1 when unrecoverable   ARGV[7] events max length
 -- ARGV[8] replay window ms   ARGV[9] most jobs dead keeps   ARGV[10] most age of a dead job
 -- since enqueue, ms (0: none); dead is trimmed oldest first as the job goes in (into_dead)
+-- ARGV[11] the error's stack trace ('' when it has none: the row's 'es' goes, so it never
+-- belongs to an earlier attempt's error); kept cut to ERROR_STACK_MAX, never in events
 -- Returns: { 'schedule', run-at ms } | { 'pending', 0 } | { 'dead', 0 }; a repeated request
 --          returns its first reply (a refusal too).
 -- Errors:  EMQ_STALE as for complete.
@@ -53,7 +55,12 @@ local gone = leaving()
 gone.add(lane)
 gone.settle(KEYS[9])
 redis.call('HSET', row, 'e', error_text)
-redis.call('HDEL', row, 'c', 'x')
+if ARGV[11] == '' then
+  redis.call('HDEL', row, 'c', 'x', 'es')
+else
+  redis.call('HSET', row, 'es', string.sub(ARGV[11], 1, ERROR_STACK_MAX))
+  redis.call('HDEL', row, 'c', 'x')
+end
 local own = redis.call('HMGET', row, 'm', 'w')
 local max = budget(own[1], own[2])
 local reply

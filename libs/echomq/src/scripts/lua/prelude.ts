@@ -21,7 +21,13 @@ import { FLOW_PRELUDE } from './flow';
 import { JOB_ROW_PRELUDE } from './job-row';
 import { RETENTION_PRELUDE } from './retention';
 import { helpersFor } from './shake';
-import { ERROR_TEXT_MAX, EVENT_ERROR_MAX_BYTES, LUA_UNPACK_SLICE, SCRIPT_BATCH_MAX } from '../limits';
+import {
+  ERROR_STACK_MAX,
+  ERROR_TEXT_MAX,
+  EVENT_ERROR_MAX_BYTES,
+  LUA_UNPACK_SLICE,
+  SCRIPT_BATCH_MAX,
+} from '../limits';
 
 /**
  * The budget of a row that has neither its own ('m') nor a serving worker's ('w'): the
@@ -34,6 +40,7 @@ export const PRELUDE = `
 local BATCH_MAX = ${SCRIPT_BATCH_MAX}
 local SLICE = ${LUA_UNPACK_SLICE}
 local ERROR_TEXT_MAX = ${ERROR_TEXT_MAX}
+local ERROR_STACK_MAX = ${ERROR_STACK_MAX}
 local EVENT_ERROR_MAX = ${EVENT_ERROR_MAX_BYTES}
 local BUILT_IN_MAX_ATTEMPTS = ${BUILT_IN_MAX_ATTEMPTS}
 

@@ -43,7 +43,8 @@ for _, id in ipairs(expired) do
   else
     gone.add(place(f[5]))
     redis.call('HSET', row, 'e', 'lease expired during attempt ' .. (f[1] or '0'), 'x', 1)
-    redis.call('HDEL', row, 'c')
+    -- The stack of an earlier attempt's error would not belong to this one.
+    redis.call('HDEL', row, 'c', 'es')
     if (tonumber(f[1]) or 0) - (tonumber(f[3]) or 0) >= budget(f[2], f[4]) then
       to_dead[#to_dead + 1] = id
     else
