@@ -250,6 +250,7 @@ describe('module, queue and processor options', () => {
       replayWindowMs: 60_000,
       reaperIntervalMs: 1_000,
       reaperBatch: 500,
+      tracing: false,
     });
     expect(QUEUE_DEFAULTS).toEqual({
       maxAttempts: 3,

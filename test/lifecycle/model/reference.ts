@@ -106,6 +106,11 @@ export interface ModelJob {
   level: number;
   /** Its own timeout ms (row field 't'), or null. */
   readonly timeoutMs: number | null;
+  /**
+   * The trace context its producer left (row field 'tc'), or null; the claim hands it back.
+   * A schedule's occurrence carries its upsert's, passed from each occurrence to the next.
+   */
+  readonly traceContext: string | null;
   /** The maxAttempts of the worker that claimed the job last (row field 'w'): only without its own. */
   workerMax: number | null;
   place: Place;
@@ -165,6 +170,7 @@ export interface ResolvedSpec {
   readonly lane: string;
   readonly level: number;
   readonly timeoutMs: number | null;
+  readonly traceContext: string | null;
 }
 
 /** One group of an enqueue call: its jobs' outcomes, or refused alone (naming the first clashing id). */
@@ -493,6 +499,7 @@ export class Model {
     lane: string;
     debounceKey: string | null;
     score: Score | null;
+    traceContext: string | null;
   }): ModelJob {
     this.create(
       { ...spec, max: null, backoff: null, delayMs: 0, runAtMs: 0, idem: null, level: 0, timeoutMs: null },
@@ -536,6 +543,7 @@ export class Model {
       lane: spec.lane,
       level: spec.level,
       timeoutMs: spec.timeoutMs,
+      traceContext: spec.traceContext,
       workerMax: null,
       place,
       attempts: 0,
@@ -1055,6 +1063,7 @@ function claimedRecord(job: ModelJob): ClaimedJobRecord {
     timeoutMs: job.timeoutMs,
     ...(job.scheduleKey === null ? {} : { scheduleKey: job.scheduleKey }),
     suspect: job.suspect,
+    ...(job.traceContext === null ? {} : { traceContext: job.traceContext }),
   };
 }
 

@@ -12,7 +12,7 @@ export const CLOCK_SLACK_MS = 60_000;
 /** Row fields the scripts may write (DESIGN §1 / prelude). */
 const ROW_FIELDS = new Set([
   ...['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p', 'l', 'y', 't', 'x'],
-  ...['sk', 'sa', 'dk', 'df', 'dm', 'gn'],
+  ...['sk', 'sa', 'dk', 'df', 'dm', 'gn', 'tc'],
 ]);
 /** Log line n of a job ('g:<n>'). */
 const LOG_LINE = /^g:[1-9][0-9]*$/;
@@ -65,6 +65,8 @@ export function checkRow(
   if (job.lane !== DEFAULT_LANE) expected.l = job.lane;
   if (job.level !== 0) expected.y = String(job.level);
   if (job.timeoutMs !== null) expected.t = String(job.timeoutMs);
+  // The trace context its producer left, as given (and nothing for a job enqueued without one).
+  if (job.traceContext !== null) expected.tc = job.traceContext;
   // A crash suspect (reaped; not settled by a handler since).
   if (job.suspect) expected.x = '1';
   // Its log: the count of lines written, and the newest JOB_LOG_LINES_KEPT of them.

@@ -42,7 +42,10 @@ function dropWaiting(m: Model, job: ModelJob): void {
   m.emit('removed', [job.id], { from: 'schedule' });
 }
 
-/** write_occurrence: the template's fields, sk and sa (planned: run-at unless given), in schedule at run-at. */
+/**
+ * write_occurrence: the template's fields, sk and sa (planned: run-at unless given), and the
+ * trace context given (tc), in schedule at run-at.
+ */
 function writeOccurrence(
   m: Model,
   id: string,
@@ -50,7 +53,8 @@ function writeOccurrence(
   key: string,
   runAt: number,
   now: number,
-  planned = runAt,
+  planned: number,
+  traceContext: string | null,
 ): void {
   const t: StoredTemplate = parseDefinition(text).template;
   m.jobs.set(id, {
@@ -64,6 +68,7 @@ function writeOccurrence(
     lane: t.lane ?? DEFAULT_LANE,
     level: t.priority ?? 0,
     timeoutMs: t.timeoutMs ?? null,
+    traceContext,
     workerMax: null,
     place: 'schedule',
     attempts: 0,
@@ -99,6 +104,7 @@ export function upsertSchedule(
   id: string,
   runAt: number,
   now: number,
+  traceContext: string | null = null,
 ): { answer: UpsertAnswer; recorded: boolean } {
   const s = m.schedules;
   const stored = s.definitions.get(key);
@@ -121,7 +127,8 @@ export function upsertSchedule(
   const keep = old !== null && stored !== undefined && sameSpec(stored, text);
   const at = keep ? oldAt : runAt;
   if (old) dropWaiting(m, old);
-  writeOccurrence(m, id, text, key, at, now, keep ? old.plannedAt! : at);
+  // (the new occurrence carries this upsert's context, even when it keeps the old one's run-at)
+  writeOccurrence(m, id, text, key, at, now, keep ? old.plannedAt! : at, traceContext);
   m.emit('schedule-upserted', [id], { key, outcome });
   return { answer: { outcome, id, runAtMs: at }, recorded: true };
 }
@@ -148,8 +155,11 @@ export function advanceSchedule(
   const where = occurrencePlace(m, call.expected);
   // Never from a pending occurrence: its claim advances it.
   if (where === 'pending' || call.replace !== (where === 'waiting')) return 'STALE';
+  // The next occurrence carries the expected one's trace context (its upsert's), while it has a row.
+  const expected = call.expected === null ? undefined : m.jobs.get(call.expected);
+  const traceContext = expected !== undefined && hasRow(expected) ? expected.traceContext : null;
   if (where === 'waiting') dropWaiting(m, m.jobs.get(call.expected!)!);
-  writeOccurrence(m, call.id, stored, call.key, call.runAt, now);
+  writeOccurrence(m, call.id, stored, call.key, call.runAt, now, call.runAt, traceContext);
   return 'OK';
 }
 

@@ -94,6 +94,14 @@ export interface EchoMqModuleOptions {
    * fencing token to two holders. Not with a cluster connection.
    */
   readonly durable?: DurableOptions;
+  /**
+   * OpenTelemetry spans (docs/tracing.md): a PRODUCER span per enqueue, a span per claim, a
+   * CONSUMER span around each handler and a span per settlement, with the producer's trace
+   * context carried on the job (row field 'tc') so the job's spans join the producer's trace.
+   * true or false. Default false: no spans, nothing more on a row. Needs @opentelemetry/api
+   * (^1.3.0) installed; spans are recorded once the application registers an OpenTelemetry SDK.
+   */
+  readonly tracing?: boolean;
 }
 
 export interface ResolvedModuleSettings {
@@ -106,6 +114,7 @@ export interface ResolvedModuleSettings {
   readonly replayWindowMs: number;
   readonly reaperIntervalMs: number;
   readonly reaperBatch: number;
+  readonly tracing: boolean;
 }
 
 export { MODULE_DEFAULTS, MODULE_OPTION_RANGES } from './validate-options';

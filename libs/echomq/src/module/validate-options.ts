@@ -12,6 +12,7 @@ import {
 import { assertQueueOptions } from '../queue/queue-options';
 import { checkDeclaredSchedules } from '../schedules/schedule-checks';
 import { PAYLOAD_MAX_BYTES, SCRIPT_BATCH_MAX } from '../scripts/limits';
+import { otelApi, TRACING_NEEDS_API } from '../tracing/otel-api';
 import type {
   DurableOptions,
   EchoMqModuleOptions,
@@ -32,6 +33,7 @@ export const MODULE_DEFAULTS: ResolvedModuleSettings = {
   replayWindowMs: 60_000,
   reaperIntervalMs: 1_000,
   reaperBatch: 500,
+  tracing: false,
 };
 
 /** The documented range of each numeric module option (docs/options.md). */
@@ -84,6 +86,7 @@ const MODULE_CHECKS: { readonly [K in keyof EchoMqModuleOptions]-?: OptionCheck 
   schedules: (value, option) => checkDeclaredSchedules(value, option),
   requireNoEviction: (value, option) => checkBoolean(value, option),
   durable: (value, option) => checkDurable(value, option),
+  tracing: (value, option) => checkTracing(value, option),
 };
 
 function checkDurable(value: unknown, option: string): void {
@@ -91,6 +94,12 @@ function checkDurable(value: unknown, option: string): void {
   if (durable.replicas === undefined)
     refuse(optionPath(option, 'replicas'), 'is required: how many replicas must acknowledge');
   checkFields(durable, DURABLE_CHECKS, option);
+}
+
+/** Tracing on needs the OpenTelemetry API, an optional peer dependency: refused at boot without it. */
+function checkTracing(value: unknown, option: string): void {
+  checkBoolean(value, option);
+  if (value === true && !otelApi()) refuse(option, TRACING_NEEDS_API);
 }
 
 /** Refuses 'false' and 0 alike: a flag read from the environment must be parsed, not passed as text. */
@@ -126,6 +135,7 @@ export function validateModuleOptions(options: unknown): ResolvedModuleSettings 
     replayWindowMs: given.replayWindowMs ?? MODULE_DEFAULTS.replayWindowMs,
     reaperIntervalMs: given.reaper?.intervalMs ?? MODULE_DEFAULTS.reaperIntervalMs,
     reaperBatch: given.reaper?.batch ?? MODULE_DEFAULTS.reaperBatch,
+    tracing: given.tracing ?? MODULE_DEFAULTS.tracing,
   };
   // A call repeated after its deadline passed must still find its first reply remembered.
   if (settings.replayWindowMs < 2 * settings.commandTimeoutMs) {

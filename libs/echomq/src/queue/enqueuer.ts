@@ -14,15 +14,29 @@ import { isKeyed, keyedRuleOf, type EnqueueResult } from './dedupe-options';
 import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
 import { buildJobRecord, checkEnqueueItem, type JobToEnqueue } from './enqueue-options';
 import type { QueueDefinitions } from './queue-definitions';
+import { DEFAULT_LANE } from '../keyspace';
+import type { NewJobRecord } from '../scripts';
+import { requireOtelApi } from '../tracing/otel-api';
+import { ProducerTracing, type StampTrace } from '../tracing/producer-tracing';
+
+/** The record with its producer's trace context, when there is one to carry. */
+function traced(record: NewJobRecord, stamp: StampTrace | undefined): NewJobRecord {
+  if (!stamp) return record;
+  const traceContext = stamp(record.id, record.lane ?? DEFAULT_LANE);
+  return traceContext === undefined ? record : { ...record, traceContext };
+}
 
 /**
  * QueueService's enqueue path: checks a batch (its size, the queue's data schema, every
  * option), mints the ids, registers the queue when it is due, and hands the records to the
  * queue's batcher, which merges concurrent callers into one script call. With durable
- * writes (the context's `durability`), a call resolves only once WAIT confirmed it.
+ * writes (the context's `durability`), a call resolves only once WAIT confirmed it. With
+ * tracing on (module option `tracing`), each call is a publish span and each job carries its
+ * creation context on its row (tracing/producer-tracing.ts); off, a call costs one branch more.
  */
 export class Enqueuer {
   private readonly batchers = new Map<string, EnqueueBatcher>();
+  private readonly tracing?: ProducerTracing;
 
   constructor(
     private readonly settings: ResolvedModuleSettings,
@@ -30,7 +44,9 @@ export class Enqueuer {
     private readonly definitions: QueueDefinitions,
     /** Registers the queue when this process has not lately (QueueRegistration.needed). */
     private readonly registerIfDue: (queue: string) => Promise<void>,
-  ) {}
+  ) {
+    if (settings.tracing) this.tracing = new ProducerTracing(requireOtelApi());
+  }
 
   /**
    * Every job in one script call, all or nothing; ids in input order. At most ENQUEUE_MANY_MAX
@@ -38,7 +54,17 @@ export class Enqueuer {
    * a larger batch is refused before anything is sent.
    */
   async enqueueMany<T>(ctx: DurableScriptContext, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
-    const outcomes = await this.enqueueOutcomes(ctx, jobs);
+    const tracing = this.tracing;
+    // (an empty call, or one refused for not being an array, is no publish)
+    const outcomes =
+      tracing && jobs instanceof Array && jobs.length > 0
+        ? await tracing.publish(
+            ctx.keys.queue,
+            jobs.length,
+            (stamp) => this.enqueueOutcomes(ctx, jobs, stamp),
+            (done) => (done.length === 1 ? outcomeOf(done[0]) : undefined),
+          )
+        : await this.enqueueOutcomes(ctx, jobs);
     return outcomes.map((outcome) => outcome.id as JobId);
   }
 
@@ -52,9 +78,25 @@ export class Enqueuer {
     job: JobToEnqueue<T>,
     repeat: RepeatOptions,
   ): Promise<EnqueueResult> {
+    const tracing = this.tracing;
+    if (!tracing) return this.submitOne(ctx, job, repeat);
+    return tracing.publish(
+      ctx.keys.queue,
+      1,
+      (stamp) => this.submitOne(ctx, job, repeat, stamp),
+      (result) => result.outcome,
+    );
+  }
+
+  private async submitOne<T>(
+    ctx: DurableScriptContext,
+    job: JobToEnqueue<T>,
+    repeat: RepeatOptions,
+    stamp?: StampTrace,
+  ): Promise<EnqueueResult> {
     if (!isKeyed(job)) {
-      const [outcome] = await this.enqueueOutcomes(ctx, [job]);
-      return { id: outcome.id as JobId, outcome: outcome.created ? 'created' : 'matched' };
+      const [outcome] = await this.enqueueOutcomes(ctx, [job], stamp);
+      return { id: outcome.id as JobId, outcome: outcomeOf(outcome) };
     }
     const rule = keyedRuleOf(job);
     if (!rule) throw new InvalidArgumentError('A keyed job has a debounce or a throttle');
@@ -62,7 +104,7 @@ export class Enqueuer {
     const schema = this.definitions.get(queue)?.schemas.data;
     if (schema) await checkJobData(queue, schema, [job]);
     const [id] = await this.mintIds(1);
-    const record = buildJobRecord(id, job, this.settings.maxPayloadBytes);
+    const record = traced(buildJobRecord(id, job, this.settings.maxPayloadBytes), stamp);
     await this.registerIfDue(queue);
     const requestId = newRequestId();
     const write = (): Promise<KeyedEnqueueResult> =>
@@ -86,6 +128,7 @@ export class Enqueuer {
   private async enqueueOutcomes<T>(
     ctx: DurableScriptContext,
     jobs: readonly JobToEnqueue<T>[],
+    stamp?: StampTrace,
   ): Promise<EnqueueOutcome[]> {
     const queue = ctx.keys.queue;
     if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
@@ -113,7 +156,7 @@ export class Enqueuer {
     // Of several jobs, a refusal names the one to fix (jobs[3].lane ...), as the schema check does.
     const at = (index: number): string => (jobs.length > 1 ? `jobs[${index}]` : '');
     const records = jobs.map((job, index) =>
-      buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, at(index)),
+      traced(buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, at(index)), stamp),
     );
     const bytes = payloadBytes(records);
     if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
@@ -145,4 +188,8 @@ export class Enqueuer {
     }
     return batcher;
   }
+}
+
+function outcomeOf(outcome: EnqueueOutcome): 'created' | 'matched' {
+  return outcome.created ? 'created' : 'matched';
 }

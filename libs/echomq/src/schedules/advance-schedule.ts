@@ -19,6 +19,8 @@ export type AdvanceOutcome = 'advanced' | 'stale' | 'ended';
  * has none): reads the definition, the occurrence's planned run-at and the server clock in one
  * pipeline, computes the next run-at, and sets it with advance-schedule's compare-and-set. With
  * `replace`, the expected occurrence still waits and is dropped unrun (the 'skip' policy).
+ * `traceContext` is the expected occurrence's, as a worker's claim read it: the new occurrence
+ * carries it should the expected one's row be gone by then (see advance-schedule.lua.ts).
  *
  * A pipeline, not a MULTI: a full Redis refuses every command queued in a MULTI, reads too,
  * which turned the advance's own typed refusal into a bare EXECABORT. The reads need no one
@@ -32,6 +34,7 @@ export async function advanceSchedule(
   expectedId: string | null,
   deps: Pick<ScheduleDeps, 'mintIds' | 'repeat'>,
   replace = false,
+  traceContext?: string,
 ): Promise<AdvanceOutcome> {
   const { redis, keys } = ctx;
   const batch = redis.pipeline().hget(keys.schedulers, key).hget(keys.schedulerNext, key).time();
@@ -48,7 +51,15 @@ export async function advanceSchedule(
   const [id] = await deps.mintIds(1);
   const requestId = newRequestId();
   // Run-at 0: no run left, the script ends the schedule (same compare-and-set).
-  const call = { key, expectedId, digest: definitionDigest(stored), id, runAtMs: runAt ?? 0, replace };
+  const call = {
+    key,
+    expectedId,
+    digest: definitionDigest(stored),
+    id,
+    runAtMs: runAt ?? 0,
+    replace,
+    ...(traceContext === undefined ? {} : { traceContext }),
+  };
   const reply = await repeatUntilKnown(() => advanceScheduleScript(ctx, call, requestId), deps.repeat());
   if (reply !== 'OK') return 'stale';
   return runAt === null ? 'ended' : 'advanced';

@@ -10,4 +10,6 @@ export interface ScheduleDeps {
   /** Registers the queue when this process has not lately (a write that creates work). */
   registerIfDue(queue: string): Promise<void>;
   readonly payloadLimitBytes: number;
+  /** Whether the module option `tracing` is on: an upsert is then a publish span whose context its occurrences carry. */
+  readonly tracing?: boolean;
 }

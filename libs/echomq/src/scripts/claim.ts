@@ -29,6 +29,12 @@ export interface ClaimedJobRecord {
    * process that ran it. Under ClaimRequest.suspects 'alone' it is then the batch's only job.
    */
   readonly suspect: boolean;
+  /**
+   * The trace context its producer left on it (row 'tc': W3C traceparent and tracestate as
+   * JSON, docs/tracing.md); absent when it was enqueued without one. Read by the worker's
+   * tracing only, which ignores a value it cannot parse.
+   */
+  readonly traceContext?: string;
 }
 
 export interface ClaimBatch {
@@ -86,7 +92,8 @@ export interface ClaimRequest {
   readonly suspects?: SuspectRule;
 }
 
-const FIELDS_PER_JOB = 13;
+/** Values per claimed job in the script's reply (see the header of claim.lua.ts). */
+const FIELDS_PER_JOB = 14;
 const HEADER_FIELDS = 5;
 const SUSPECT_RULES: readonly SuspectRule[] = ['any', 'alone', 'none'];
 
@@ -149,6 +156,7 @@ export function parseClaimReply(reply: (string | number | null)[]): ClaimBatch {
       timeoutMs: reply[i + 10] === null || reply[i + 10] === undefined ? null : Number(reply[i + 10]),
       ...(typeof reply[i + 11] === 'string' ? { scheduleKey: reply[i + 11] as string } : {}),
       suspect: Number(reply[i + 12]) === 1,
+      ...(typeof reply[i + 13] === 'string' ? { traceContext: reply[i + 13] as string } : {}),
     });
   }
   return {

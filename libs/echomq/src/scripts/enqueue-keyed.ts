@@ -87,6 +87,7 @@ export async function enqueueKeyed(
         job.lane === undefined || job.lane === DEFAULT_LANE ? '' : job.lane,
         job.priority ?? '',
         job.timeoutMs ?? '',
+        job.traceContext ?? '',
       ],
     )) as KeyedReply;
   } catch (error) {

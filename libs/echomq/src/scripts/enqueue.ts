@@ -29,6 +29,11 @@ export interface NewJobRecord {
   readonly priority?: number;
   /** The job's own timeout (ms), written on its row; absent: the serving worker's. */
   readonly timeoutMs?: number;
+  /**
+   * The producer's trace context (row field 'tc', at most TRACE_CONTEXT_MAX_BYTES; see
+   * tracing/trace-carrier.ts); absent when tracing is off or there was no context to carry.
+   */
+  readonly traceContext?: string;
 }
 
 export interface EnqueueOutcome {
@@ -40,7 +45,7 @@ export interface EnqueueOutcome {
 type GroupReply = ['OK', ...(string | number)[]] | ['EMQ_EXISTS', string];
 
 /** Values per job in the script's ARGV (see the header of enqueue.lua.ts). */
-const ARGS_PER_JOB = 11;
+const ARGS_PER_JOB = 12;
 
 function jobArguments(job: NewJobRecord): (string | number)[] {
   return [
@@ -55,6 +60,7 @@ function jobArguments(job: NewJobRecord): (string | number)[] {
     job.lane === undefined || job.lane === DEFAULT_LANE ? '' : job.lane,
     job.priority ?? '',
     job.timeoutMs ?? '',
+    job.traceContext ?? '',
   ];
 }
 

@@ -33,6 +33,8 @@ export interface UpsertScheduleCall {
   readonly definition: string;
   readonly id: string;
   readonly runAtMs: number;
+  /** The upsert's trace context, carried by its occurrences (row 'tc'); absent: none. */
+  readonly traceContext?: string;
 }
 
 export interface UpsertScheduleReply {
@@ -60,6 +62,7 @@ export async function upsertScheduleScript(
         call.runAtMs,
         ctx.eventsMaxLen,
         replayWindow(ctx),
+        call.traceContext ?? '',
       ],
     )) as [UpsertScheduleReply['outcome'], string, number];
     return { outcome, id, runAtMs: Number(runAt) };
@@ -79,6 +82,11 @@ export interface AdvanceScheduleCall {
   readonly runAtMs: number;
   /** Replace the expected occurrence while it still waits (the 'skip' policy). */
   readonly replace: boolean;
+  /**
+   * The expected occurrence's trace context as its claim handed it over (ClaimedJobRecord
+   * .traceContext): the new occurrence carries it when the expected one's row is gone.
+   */
+  readonly traceContext?: string;
 }
 
 /** 'OK': the schedule advanced or ended (or had already, under this id); 'STALE': nothing written. */
@@ -99,6 +107,7 @@ export async function advanceScheduleScript(
       call.replace ? 1 : 0,
       ctx.eventsMaxLen,
       replayWindow(ctx),
+      call.traceContext ?? '',
     ])) as 'OK' | 'STALE';
   } catch (error) {
     translateReplyError(error, call.id);

@@ -156,6 +156,9 @@ function checkClaimed(
   const got = batch.jobs.map((j) => `${m.label(j.id)}@${j.attempt}`);
   r.note(`   ${prefix} got ${got.length > 12 ? `${got.length} jobs` : got.join(',') || 'nothing'}`);
   r.eq(m, batch.jobs, predicted.jobs, what);
+  if (batch.jobs.some((job) => job.traceContext !== undefined))
+    count('claim: a job hands back its trace context');
+  if (batch.jobs.some((job) => job.traceContext === undefined)) count('claim: a job with no trace context');
   r.eq(m, batch.suspectAhead, predicted.suspectAhead, 'claim: skipped a crash suspect');
   r.isServerTime(m, batch.leaseDeadline - LEASE_MS, 'claim: lease deadline - lease');
   r.isServerTime(m, batch.serverNow, 'claim: server now');

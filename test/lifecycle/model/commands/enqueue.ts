@@ -3,6 +3,7 @@
  * up to the documented maximum for the whole call. Ids come from two minters (two Snowflake
  * nodes), interleaved, so byte order and mint call order differ within a millisecond.
  */
+import { TRACE_CONTEXT_MAX_BYTES } from '@app/echomq/scripts/lua/enqueue.lua';
 import {
   enqueueGroups,
   enqueueJobs,
@@ -25,6 +26,25 @@ import { count, plain, type System } from '../system';
 
 /** A job's own timeout when it has one (only stored and handed back: the model runs no handler). */
 const JOB_TIMEOUT_MS = 30_000;
+
+/**
+ * The trace context a job's producer leaves on it (row 'tc'): none, a W3C traceparent, or one
+ * with a tracestate that fills TRACE_CONTEXT_MAX_BYTES exactly. The scripts store it as given
+ * and the claim hands it back; what it means is the tracing code's business (test/tracing).
+ */
+export type TraceSpec = 'none' | 'parent' | 'max';
+
+export function traceContextFor(id: string, spec: TraceSpec): string | null {
+  if (spec === 'none') return null;
+  const traceparent = `00-${Buffer.from(id).toString('hex').padEnd(32, '0')}-00f067aa0ba902b7-01`;
+  const parent = JSON.stringify({ traceparent });
+  if (spec === 'parent') return parent;
+  const bare = JSON.stringify({ traceparent, tracestate: 'emq=' });
+  return JSON.stringify({
+    traceparent,
+    tracestate: `emq=${'x'.repeat(TRACE_CONTEXT_MAX_BYTES - bare.length)}`,
+  });
+}
 import { lostTag, MAX_IDS, Step } from './step';
 
 /** A payload of about `bytes` UTF-8 bytes, padded with one filler character. */
@@ -64,6 +84,8 @@ export interface JobSpec {
   readonly priority: number;
   /** With a timeout of its own (row field 't'). */
   readonly timeout: boolean;
+  /** Which trace context its producer leaves on it (row field 'tc'). */
+  readonly trace: TraceSpec;
 }
 
 /** `size` jobs, job i made from specs[i % specs.length]. */
@@ -78,7 +100,7 @@ function showSpec(s: JobSpec): string {
     `${s.named ? ' named' : ''} data~${s.payload.bytes}B${s.payload.filler}` +
     `${s.idem === null ? '' : ` idem=${IDEM_KEYS[s.idem]}`}${s.reuse === null ? '' : ` reuse#${s.reuse}`} n${s.node}` +
     `${s.lane === null ? '' : ` lane=${LANES[s.lane % LANES.length]}`}${s.priority > 0 ? ` y${s.priority}` : ''}` +
-    `${s.timeout ? ' timeout' : ''}`
+    `${s.timeout ? ' timeout' : ''}${s.trace === 'none' ? '' : ` trace=${s.trace}`}`
   );
 }
 
@@ -141,6 +163,7 @@ export class Enqueue extends Step {
           lane: spec.lane === null ? DEFAULT_LANE : LANES[spec.lane % LANES.length],
           level: spec.priority,
           timeoutMs: spec.timeout ? JOB_TIMEOUT_MS : null,
+          traceContext: traceContextFor(id, spec.trace),
         };
       }),
     );
@@ -158,6 +181,7 @@ export class Enqueue extends Step {
         ...(s.lane !== DEFAULT_LANE || s.level % 2 === 1 ? { lane: s.lane } : {}),
         ...(s.level > 0 ? { priority: s.level } : {}),
         ...(s.timeoutMs === null ? {} : { timeoutMs: s.timeoutMs }),
+        ...(s.traceContext === null ? {} : { traceContext: s.traceContext }),
       })),
     );
     // A group with no reused id and a job without a key creates something: no snapshot needed.

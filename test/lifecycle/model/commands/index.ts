@@ -14,7 +14,7 @@ import { type FailMode, IDEM_KEYS, JOB_BACKOFFS } from '../reference';
 import { Retry, Remove } from './admin';
 import { Claim, ClaimTogether } from './claim';
 import { type Clockwork, PassTime, PassTimeAll, Pause } from './clock';
-import { Enqueue, type GroupSpec, type JobSpec, type PayloadSpec } from './enqueue';
+import { Enqueue, type GroupSpec, type JobSpec, type PayloadSpec, type TraceSpec } from './enqueue';
 import { Refused, REFUSALS, type Refusal } from './refused';
 import { Repeat } from './repeat';
 import {
@@ -137,6 +137,9 @@ const FLOW_LANE = {
   timeout: fc.boolean(),
 };
 
+/** Most jobs carry no trace context (tracing is off by default); a few carry one at the limit. */
+const traceSpec = fc.constantFrom<TraceSpec>('none', 'none', 'none', 'parent', 'parent', 'max');
+
 function jobSpec(reuseWeight: number, flow = false): fc.Arbitrary<JobSpec> {
   return fc.record({
     ...(flow ? FLOW_LANE : NO_LANE),
@@ -148,6 +151,7 @@ function jobSpec(reuseWeight: number, flow = false): fc.Arbitrary<JobSpec> {
     idem: sometimes(fc.integer({ min: 0, max: IDEM_KEYS.length - 1 }), 3),
     reuse: sometimes(fc.nat(15), reuseWeight),
     node,
+    trace: traceSpec,
   });
 }
 
@@ -162,8 +166,9 @@ const bulkGroup = (size: fc.Arbitrary<number>): fc.Arbitrary<GroupSpec> =>
       size,
       fc.constantFrom<JobSpec['when']>('now', 'now', 'delay', 'runAtFuture'),
       fc.constantFrom(1, 2, null),
+      fc.constantFrom<TraceSpec>('none', 'parent'),
     )
-    .map(([n, w, max]) => ({
+    .map(([n, w, max, trace]) => ({
       specs: [
         {
           payload: { bytes: 0, filler: 'x' as const },
@@ -177,6 +182,7 @@ const bulkGroup = (size: fc.Arbitrary<number>): fc.Arbitrary<GroupSpec> =>
           lane: null,
           priority: 0,
           timeout: false,
+          trace,
         },
       ],
       size: n,
@@ -260,8 +266,8 @@ const scheduleKey = fc.nat(1);
 const schedules = [
   {
     arbitrary: fc
-      .tuple(scheduleKey, fc.nat(2), runAt, node, lost)
-      .map(([k, d, w, n, l]) => new UpsertSchedule(k, d, w, n, l)),
+      .tuple(scheduleKey, fc.nat(2), runAt, node, lost, traceSpec)
+      .map(([k, d, w, n, l, trace]) => new UpsertSchedule(k, d, w, n, l, trace)),
     weight: 2,
   },
   {
@@ -288,8 +294,8 @@ function scaled<T>(list: readonly { arbitrary: fc.Arbitrary<T>; weight: number }
 }
 const keyed = (mode: 'debounce' | 'throttle') =>
   fc
-    .tuple(fc.nat(1), fc.boolean(), fc.boolean(), node, lost)
-    .map(([k, option, named, n, l]) => new KeyedEnqueue(mode, k, option, named, n, l));
+    .tuple(fc.nat(1), fc.boolean(), fc.boolean(), node, lost, traceSpec)
+    .map(([k, option, named, n, l, trace]) => new KeyedEnqueue(mode, k, option, named, n, l, trace));
 const issue11 = [
   { arbitrary: jobLog, weight: 2 },
   ...schedules,

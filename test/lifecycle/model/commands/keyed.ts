@@ -12,6 +12,7 @@ import { DEFAULT_LANE } from '../flow';
 import { DEDUPE_KEYS, LATER_MS, type Model, type ModelJob } from '../reference';
 import { CLOCK_SLACK_MS } from '../rows';
 import { count, type System } from '../system';
+import { traceContextFor, type TraceSpec } from './enqueue';
 import { lostTag, Step } from './step';
 
 const WINDOW_MS = LATER_MS;
@@ -25,6 +26,8 @@ export class KeyedEnqueue extends Step {
     readonly named: boolean,
     readonly node: number,
     readonly lost: boolean,
+    /** The trace context its producer leaves: kept by a created job only (a replaced one keeps its own). */
+    readonly trace: TraceSpec = 'none',
   ) {
     super();
   }
@@ -33,7 +36,8 @@ export class KeyedEnqueue extends Step {
   }
   toString(): string {
     const option = this.mode === 'debounce' ? ' maxWait' : ' delayed';
-    return `${this.mode} ${DEDUPE_KEYS[this.key % DEDUPE_KEYS.length]}${this.option ? option : ''}${this.named ? ' named' : ''}${lostTag(this.lost)}`;
+    const trace = this.trace === 'none' ? '' : ` trace=${this.trace}`;
+    return `${this.mode} ${DEDUPE_KEYS[this.key % DEDUPE_KEYS.length]}${this.option ? option : ''}${this.named ? ' named' : ''}${trace}${lostTag(this.lost)}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
     const name = DEDUPE_KEYS[this.key % DEDUPE_KEYS.length];
@@ -51,6 +55,7 @@ export class KeyedEnqueue extends Step {
     const id = r.mint(this.node);
     m.mint(id);
     const data = JSON.stringify({ keyed: m.label(id) });
+    const traceContext = traceContextFor(id, this.trace);
     const record = {
       id,
       data,
@@ -58,6 +63,7 @@ export class KeyedEnqueue extends Step {
       delayMs: this.mode === 'throttle' && this.option ? LATER_MS : 0,
       runAtMs: 0,
       idempotencyKey: '',
+      ...(traceContext === null ? {} : { traceContext }),
     };
     const held = m.keyed.get(redisKey);
     const heldJob = held === undefined ? undefined : m.jobs.get(held.id);
@@ -116,6 +122,7 @@ export class KeyedEnqueue extends Step {
       data,
       name: record.name,
       lane: DEFAULT_LANE,
+      traceContext,
       debounceKey: this.mode === 'debounce' ? name : null,
       score:
         this.mode === 'debounce' || record.delayMs > 0

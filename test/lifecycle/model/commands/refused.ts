@@ -23,6 +23,7 @@ import {
 } from '@app/echomq/internal';
 import { replayWindow } from '@app/echomq/scripts/context';
 import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
+import { TRACE_CONTEXT_MAX_BYTES } from '@app/echomq/scripts/lua/enqueue.lua';
 import { runScript } from '@app/echomq/scripts/run-script';
 import { IDEMPOTENCY_TTL_MS, LEASE_MS, type Model, type WriteKind } from '../reference';
 import { count, type Outcome, settle, type System } from '../system';
@@ -45,6 +46,7 @@ export const REFUSALS = [
   'enqueueOver',
   'enqueueBadMax',
   'enqueueBadBackoff',
+  'enqueueBadTrace',
   'completeKeepNegative',
   'completeOver',
   'extendOver',
@@ -279,6 +281,19 @@ export class Refused extends Step {
         const requestId = r.requestId('enqueue');
         return {
           what: `enqueue groups whose last job has maxAttempts ${bad}`,
+          requestId,
+          call: () => enqueueGroups(r.ctx, groups, IDEMPOTENCY_TTL_MS, requestId),
+        };
+      }
+      case 'enqueueBadTrace': {
+        // One byte past the limit, on the last job: a trace context is never cut by the script.
+        const groups = [
+          [record(mint())],
+          [record(mint()), { ...record(mint()), traceContext: 'x'.repeat(TRACE_CONTEXT_MAX_BYTES + 1) }],
+        ];
+        const requestId = r.requestId('enqueue');
+        return {
+          what: `enqueue groups whose last job has a trace context of ${TRACE_CONTEXT_MAX_BYTES + 1} bytes`,
           requestId,
           call: () => enqueueGroups(r.ctx, groups, IDEMPOTENCY_TTL_MS, requestId),
         };

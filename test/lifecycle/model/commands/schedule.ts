@@ -20,6 +20,7 @@ import {
   upsertSchedule,
 } from '../schedules';
 import { count, type System } from '../system';
+import { traceContextFor, type TraceSpec } from './enqueue';
 import { lostTag, Step } from './step';
 
 export const SCHEDULE_KEYS = ['s0', 's1'] as const;
@@ -57,6 +58,8 @@ export class UpsertSchedule extends Step {
     readonly when: RunAt,
     readonly node: number,
     readonly lost: boolean,
+    /** The upsert's trace context: its new occurrence carries it, and each one it advances to. */
+    readonly trace: TraceSpec = 'none',
   ) {
     super();
   }
@@ -64,7 +67,8 @@ export class UpsertSchedule extends Step {
     return true;
   }
   toString(): string {
-    return `upsert schedule ${SCHEDULE_KEYS[this.key % SCHEDULE_KEYS.length]} def#${this.definition} run-at ${this.when}${lostTag(this.lost)}`;
+    const trace = this.trace === 'none' ? '' : ` trace=${this.trace}`;
+    return `upsert schedule ${SCHEDULE_KEYS[this.key % SCHEDULE_KEYS.length]} def#${this.definition} run-at ${this.when}${trace}${lostTag(this.lost)}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
     const key = SCHEDULE_KEYS[this.key % SCHEDULE_KEYS.length];
@@ -76,15 +80,17 @@ export class UpsertSchedule extends Step {
     const before = unchanged ? await r.snapshot(m, { ids: [id] }) : null;
     m.mint(id);
     r.note(`   new occurrence ${m.label(id)}`);
+    const traceContext = traceContextFor(id, this.trace);
+    const call = { key, definition: text, id, runAtMs, ...(traceContext === null ? {} : { traceContext }) };
     const requestId = r.requestId('upsertSchedule');
     const outcome = await r.send(m, {
       kind: 'upsertSchedule',
       requestId,
       lost: this.lost,
       freshIds: [id],
-      run: () => upsertScheduleScript(r.ctx, { key, definition: text, id, runAtMs }, requestId),
+      run: () => upsertScheduleScript(r.ctx, call, requestId),
     });
-    const { answer } = upsertSchedule(m, key, text, id, runAtMs, r.serverNow);
+    const { answer } = upsertSchedule(m, key, text, id, runAtMs, r.serverNow, traceContext);
     count(`schedule: upsert ${answer.outcome} (next ${where})`);
     r.eq(
       m,

@@ -65,15 +65,17 @@ export abstract class ScheduleSurface extends JobControlSurface {
    * @internal For the worker runtime; no stability promise.
    * Moves a schedule on from its next occurrence `expectedId` once a worker claimed it (active,
    * retrying, dead, finished) or it is gone; never from a pending one. With `replace`, drops it
-   * unrun while it still waits ('skip').
+   * unrun while it still waits ('skip'). `traceContext` is the claimed occurrence's (tracing on):
+   * the next occurrence carries it even when the claimed one's row is gone before this reads it.
    */
   async advanceSchedule(
     queue: string,
     key: string,
     expectedId: string | null,
     replace = false,
+    traceContext?: string,
   ): Promise<AdvanceOutcome> {
-    return advanceSchedule(this.context(queue), key, expectedId, this.scheduleDeps(), replace);
+    return advanceSchedule(this.context(queue), key, expectedId, this.scheduleDeps(), replace, traceContext);
   }
 
   /**
@@ -90,6 +92,7 @@ export abstract class ScheduleSurface extends JobControlSurface {
       repeat: () => this.repeatOnce(),
       registerIfDue: (queue) => this.registerIfDue(queue),
       payloadLimitBytes: this.settings.maxPayloadBytes,
+      tracing: this.settings.tracing,
     };
   }
 }

@@ -1,3 +1,4 @@
+import { TRACE_CONTEXT_MAX_BYTES } from './enqueue.lua';
 import { luaScript } from './prelude';
 import { SCHEDULE_OCCURRENCE_LUA } from './schedule-occurrence.lua';
 
@@ -23,6 +24,10 @@ export const ADVANCE_SCHEDULE_LUA = luaScript(
 -- policy drops an overdue one unrun); 0: the expected occurrence must have been claimed or
 -- be gone (or be '')
 -- ARGV[8] events max length   ARGV[9] replay window ms
+-- ARGV[10] the expected occurrence's trace context as its claim read it ('' or absent: none; at
+-- most ${TRACE_CONTEXT_MAX_BYTES} bytes), for when its row is gone (a completion not retained can beat the advance)
+-- The new occurrence carries the trace context ('tc') of the expected one (its row's, else
+-- ARGV[10]), when it has one: every occurrence of a schedule keeps its upsert's context.
 -- Returns: 'OK' (advanced, or ended; also when scheduler-next already is the new id: a replay)
 --          'STALE' (nothing written: the schedule is gone, its definition changed, its next
 --          occurrence is not the expected one, or the expected one is not where ARGV[7] says;
@@ -38,6 +43,10 @@ local replace = int_arg(7, 0, 1) == 1
 if run_at == 0 and replace then refuse('ARGV[6] 0 (no run left) takes ARGV[7] 0') end
 local maxlen = int_arg(8, 1, 1000000000)
 local replay_ttl = int_arg(9, 1, 1000000000000)
+local claimed_trace = ARGV[10] or ''
+if #claimed_trace > ${TRACE_CONTEXT_MAX_BYTES} then
+  refuse('ARGV[10] must be a trace context of at most ${TRACE_CONTEXT_MAX_BYTES} bytes')
+end
 local prior = replayed(KEYS[2])
 if prior then return prior end
 local current = redis.call('HGET', KEYS[5], key)
@@ -62,13 +71,14 @@ if redis.call('EXISTS', prefix .. id) == 1 then
   return redis.error_reply('EMQ_EXISTS ' .. id)
 end
 
+local trace = expected ~= '' and redis.call('HGET', prefix .. expected, 'tc') or claimed_trace
 if replace then
   redis.call('ZREM', KEYS[3], expected)
   redis.call('DEL', prefix .. expected)
   redis.call('HINCRBY', KEYS[6], 'removed', 1)
   emit(KEYS[7], maxlen, 'type', 'removed', 'ids', expected, 'from', 'schedule')
 end
-write_occurrence(prefix, KEYS[3], id, def, key, run_at)
+write_occurrence(prefix, KEYS[3], id, def, key, run_at, nil, trace)
 redis.call('HSET', KEYS[5], key, id)
 redis.call('HINCRBY', KEYS[6], 'enqueued', 1)
 emit(KEYS[7], maxlen, 'type', 'enqueued', 'ids', id)

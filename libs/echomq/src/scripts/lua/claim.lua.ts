@@ -40,7 +40,8 @@ export const CLAIM_LUA = luaScript(
 --            then per claimed job: id, attempts, claimant, data, name, max attempts (the
 --            job's own, else ARGV[8]), budget base, its own backoff as JSON (nil when none),
 --            lane, priority, its own timeout ms (nil when none), its schedule key (nil when
---            it is no schedule's occurrence), 1 when it is a crash suspect else 0 }
+--            it is no schedule's occurrence), 1 when it is a crash suspect else 0, the trace
+--            context its producer left on it (row 'tc'; nil when none) }
 -- Record:  the lease deadline; every job of one claim has it as its score in active.
 -- Event:   'promoted' (when due jobs moved), 'claimed' with the ids.
 -- Metric:  'claimed'; 'isolated' for a crash suspect handed out alone.
@@ -82,9 +83,9 @@ local function next_run_at()
   return a or b or -1
 end
 
--- The row's fields one claimed job's reply needs (f[1] .. f[17]).
+-- The row's fields one claimed job's reply needs (f[1] .. f[18]).
 local function read_row(row)
-  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'c', 'w', 'sk', 'x')
+  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'c', 'w', 'sk', 'x', 'tc')
 end
 
 local function describe(out, id, row, f, attempts, claimant, max)
@@ -102,6 +103,7 @@ local function describe(out, id, row, f, attempts, claimant, max)
   out[#out + 1] = f[13]
   out[#out + 1] = f[16]
   out[#out + 1] = f[17] and 1 or 0
+  out[#out + 1] = f[18]
 end
 
 local prior = replayed(KEYS[2])

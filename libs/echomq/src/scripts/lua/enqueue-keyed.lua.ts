@@ -1,3 +1,4 @@
+import { TRACE_CONTEXT_MAX_BYTES } from './enqueue.lua';
 import { luaScript } from './prelude';
 
 /**
@@ -28,6 +29,8 @@ export const ENQUEUE_KEYED_LUA = luaScript(
 -- ARGV[11] max attempts ('' none)   ARGV[12] delay ms (throttle; 0 none)
 -- ARGV[13] run-at ms (throttle; 0 none)   ARGV[14] backoff policy JSON ('' none)
 -- ARGV[15] lane ('' the default lane)   ARGV[16] priority level ('' 0)   ARGV[17] timeout ms ('' none)
+-- ARGV[18] trace context ('' none; at most ${TRACE_CONTEXT_MAX_BYTES} bytes): kept as 'tc' on a created
+-- job; a replaced job keeps the context of the enqueue that created it
 -- Returns: { outcome, id }: created (the id given), replaced (debounce: the waiting job, whose
 --          data and run-at changed), matched (throttle: the job of the window). A repeated
 --          request returns its first reply.
@@ -60,6 +63,10 @@ if ARGV[15] ~= '' and (#ARGV[15] > 64 or not string.match(ARGV[15], '^[%w_.:@+=-
 end
 if ARGV[16] ~= '' then int_arg(16, 0, TOP_LEVEL) end
 if ARGV[17] ~= '' then int_arg(17, 1, 604800000) end
+local trace = ARGV[18] or ''
+if #trace > ${TRACE_CONTEXT_MAX_BYTES} then
+  refuse('ARGV[18] must be a trace context of at most ${TRACE_CONTEXT_MAX_BYTES} bytes')
+end
 if mode == 'debounce' and (ARGV[6] == '' or tonumber(ARGV[12]) ~= 0 or tonumber(ARGV[13]) ~= 0) then
   refuse('a debounce takes its key and no delay or run-at of its own')
 end
@@ -104,14 +111,18 @@ local function replace(job, deadline, f, now)
   return answer('replaced', job)
 end
 
--- A new job, with the row fields of enqueue.lua.ts, plus 'dk' and 'df' for a debounce (and 'dm'
--- with a max wait).
+-- A new job, with the row fields of enqueue.lua.ts ('tc' included), plus 'dk' and 'df' for a
+-- debounce (and 'dm' with a max wait).
 local function create(now)
   local lane, level = place(ARGV[15] ~= '' and ARGV[15] or nil, ARGV[16])
   local fields = {}
   put_data(fields, data)
   -- Only a job's own settings go on its row; without them the serving worker's apply (claim).
   put_own(fields, name, ARGV[11], backoff, lane, level, ARGV[17])
+  if trace ~= '' then
+    fields[#fields + 1] = 'tc'
+    fields[#fields + 1] = trace
+  end
   local run_at, ttl = tonumber(ARGV[13]), window
   if mode == 'debounce' then
     run_at = now + window

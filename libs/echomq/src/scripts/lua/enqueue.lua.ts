@@ -1,5 +1,13 @@
 import { luaScript } from './prelude';
 
+/**
+ * The most bytes of trace context a job carries (row field 'tc': the producer's W3C
+ * traceparent and tracestate as JSON, docs/tracing.md). A traceparent is 55 bytes and a
+ * tracestate at most 512 by the W3C limit, so this holds both with room for a few more
+ * headers a propagator may add; a larger context is cut down by the producer, never refused.
+ */
+export const TRACE_CONTEXT_MAX_BYTES = 1024;
+
 export const ENQUEUE_LUA = luaScript(
   `
 -- enqueue: (new) -> pending, or -> schedule when the job runs later.
@@ -11,11 +19,11 @@ export const ENQUEUE_LUA = luaScript(
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] idempotency prefix emq:{q}:idem:
 -- ARGV[3] events max length   ARGV[4] idempotency TTL ms   ARGV[5] replay window ms
 -- ARGV[6] group count G   ARGV[7 .. 6+G] jobs in each group
--- then per job 11 values: id, data, name ('' none), max attempts ('' none: the serving
+-- then per job 12 values: id, data, name ('' none), max attempts ('' none: the serving
 --           worker's applies), delay ms (0 none), run-at ms since epoch (0 none),
 --           idempotency key ('' none), backoff policy as JSON ('' none: the serving worker's),
 --           lane ('' the default lane), priority level 0-9 ('' 0), timeout ms ('' none: the
---           serving worker's)
+--           serving worker's), trace context ('' none; at most ${TRACE_CONTEXT_MAX_BYTES} bytes, kept as 'tc')
 -- (a pending job goes to its lane's pending set at its level, and the lane is offered to the
 --  claim: see flow.ts)
 -- Returns: per group { 'OK', then per job: id, 1 created | 0 an idempotency key matched
@@ -34,7 +42,7 @@ for g = 1, groups do
   sizes[g] = int_arg(6 + g, 1, BATCH_MAX)
   total = total + sizes[g]
 end
-local PER_JOB = 11
+local PER_JOB = 12
 local first = 7 + groups
 if total > BATCH_MAX or #ARGV ~= first - 1 + total * PER_JOB then
   refuse('expected ' .. total .. ' jobs of ' .. PER_JOB .. ' arguments (at most ' .. BATCH_MAX .. ')')
@@ -65,6 +73,9 @@ for i = 0, total - 1 do
   check_lane(base + 8)
   if ARGV[base + 9] ~= '' then int_arg(base + 9, 0, TOP_LEVEL) end
   if ARGV[base + 10] ~= '' then int_arg(base + 10, 1, 604800000) end
+  if #ARGV[base + 11] > ${TRACE_CONTEXT_MAX_BYTES} then
+    refuse('ARGV[' .. (base + 11) .. '] must be a trace context of at most ${TRACE_CONTEXT_MAX_BYTES} bytes')
+  end
 end
 
 -- The reply of a repeated request, rebuilt from its record: created jobs carry their own
@@ -149,12 +160,16 @@ for _, base in ipairs(fresh) do
   local id, name, idem = ARGV[base], ARGV[base + 2], ARGV[base + 6]
   local max, backoff = ARGV[base + 3], ARGV[base + 7]
   local lane, level = place(ARGV[base + 8] ~= '' and ARGV[base + 8] or nil, ARGV[base + 9])
-  local timeout = ARGV[base + 10]
+  local timeout, trace = ARGV[base + 10], ARGV[base + 11]
   local delay, run_at = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
   local fields = {}
   put_data(fields, ARGV[base + 1])
   -- Only a job's own settings go on its row; without them the serving worker's apply (claim).
   put_own(fields, name, max, backoff, lane, level, timeout)
+  if trace ~= '' then
+    fields[#fields + 1] = 'tc'
+    fields[#fields + 1] = trace
+  end
   if idem ~= '' then
     fields[#fields + 1] = 'k'
     fields[#fields + 1] = idem

@@ -7,6 +7,8 @@
  * template's fields as enqueue writes them (d.., n, m, o, l, y, t) plus
  *   sk  the schedule key it belongs to (the claim returns it, so the worker can advance)
  *   sa  its planned run-at (ms), from which the next run-at is computed once it was claimed
+ *   tc  the trace context of the upsert that created it, or of the occurrence it advanced
+ *       from (so every occurrence carries its upsert's), when there is one
  */
 export const SCHEDULE_OCCURRENCE_LUA = `
 -- A stored definition (canonical JSON written by the library); refused when it does not
@@ -50,8 +52,9 @@ local function same_spec(stored_text, def)
 end
 
 -- Writes the occurrence's row and puts it in the schedule set at run_at (a run-at already
--- past is promoted by the next claim or reaper pass). planned ('sa') is run_at unless given.
-local function write_occurrence(row_prefix, schedule, id, def, key, run_at, planned)
+-- past is promoted by the next claim or reaper pass). planned ('sa') is run_at unless given;
+-- trace ('tc') is left out when nil, false or ''.
+local function write_occurrence(row_prefix, schedule, id, def, key, run_at, planned, trace)
   local t = def.template
   local fields = {}
   put_data(fields, t.data)
@@ -66,6 +69,10 @@ local function write_occurrence(row_prefix, schedule, id, def, key, run_at, plan
   fields[#fields + 1] = key
   fields[#fields + 1] = 'sa'
   fields[#fields + 1] = planned or run_at
+  if trace and trace ~= '' then
+    fields[#fields + 1] = 'tc'
+    fields[#fields + 1] = trace
+  end
   redis.call('HSET', row_prefix .. id, unpack(fields))
   redis.call('ZADD', schedule, run_at, id)
 end

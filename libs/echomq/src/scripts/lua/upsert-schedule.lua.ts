@@ -1,3 +1,4 @@
+import { TRACE_CONTEXT_MAX_BYTES } from './enqueue.lua';
 import { luaScript } from './prelude';
 import { SCHEDULE_OCCURRENCE_LUA } from './schedule-occurrence.lua';
 
@@ -21,6 +22,8 @@ export const UPSERT_SCHEDULE_LUA = luaScript(
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] schedule key   ARGV[3] definition (canonical JSON)
 -- ARGV[4] id of a new occurrence   ARGV[5] its run-at (ms) when it does not keep the old one's,
 -- computed by the caller from server time   ARGV[6] events max length   ARGV[7] replay window ms
+-- ARGV[8] the caller's trace context ('' or absent: none; at most ${TRACE_CONTEXT_MAX_BYTES} bytes), kept
+-- as 'tc' on a new occurrence (and passed on from it to the next by advance-schedule)
 -- Returns: { 'created' | 'updated' | 'unchanged', id of the next occurrence (the one going on
 --          when a run is in progress), its run-at ms (its planned run-at when not waiting) };
 --          a repeated request returns the first reply ('unchanged' included).
@@ -36,6 +39,10 @@ local prefix, key, text, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local run_at = int_arg(5, 1, 1000000000000000)
 local maxlen = int_arg(6, 1, 1000000000)
 local replay_ttl = int_arg(7, 1, 1000000000000)
+local trace = ARGV[8] or ''
+if #trace > ${TRACE_CONTEXT_MAX_BYTES} then
+  refuse('ARGV[8] must be a trace context of at most ${TRACE_CONTEXT_MAX_BYTES} bytes')
+end
 local def = decode_definition(text, 'ARGV[3]')
 local prior = replayed(KEYS[2])
 if prior then
@@ -81,7 +88,7 @@ if where == 'waiting' then
   redis.call('HINCRBY', KEYS[6], 'removed', 1)
   emit(KEYS[7], maxlen, 'type', 'removed', 'ids', old, 'from', 'schedule')
 end
-write_occurrence(prefix, KEYS[3], id, def, key, run_at, planned)
+write_occurrence(prefix, KEYS[3], id, def, key, run_at, planned, trace)
 redis.call('HSET', KEYS[5], key, id)
 redis.call('HINCRBY', KEYS[6], 'enqueued', 1)
 emit(KEYS[7], maxlen, 'type', 'enqueued', 'ids', id)
