@@ -201,6 +201,16 @@ describe('the package npm run pack:lib writes', () => {
     expect(ran.code).toBe(0);
   }, 120_000);
 
+  it('installs the emq command: its shebang runs the built entry against Redis, and it exits', async () => {
+    expect(manifest.bin).toEqual({ emq: expect.stringMatching(/^\.\/dist\/.+\.js$/) });
+    // Run as a shell runs it: the linked file itself, by its #! line (npm made it executable).
+    const ran = await run(join(app, 'node_modules', '.bin', 'emq'), ['stats', '--json'], app, {
+      REDIS_URL: redisUrl(),
+      EMQ_KEY_PREFIX: uniqueQueue('pkg'),
+    });
+    expect(ran).toEqual({ code: 0, output: `${JSON.stringify({ queues: [] }, null, 2)}\n` });
+  }, 60_000);
+
   it('opens its entries and keeps deep paths closed, from require and from import', async () => {
     expectSuccess('tsc', await built());
     const open = ['@echomq/nestjs', '@echomq/nestjs/internal', '@echomq/nestjs/package.json'];

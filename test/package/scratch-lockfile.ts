@@ -28,7 +28,11 @@ export interface TarballManifest {
   readonly license?: string;
   readonly dependencies?: Record<string, string>;
   readonly peerDependencies?: Record<string, string>;
+  /** Optional peers (npm reads them from the lockfile's entry: without them it installs the peer). */
+  readonly peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   readonly engines?: Record<string, string>;
+  /** Commands the package installs; npm ci links them from the lockfile's entry, not the manifest. */
+  readonly bin?: Record<string, string>;
 }
 
 /** Flags npm derives from the root's dependency types; it computes them again for the scratch root. */
@@ -101,7 +105,9 @@ export function scratchLockfile(
     license: tarball.license,
     dependencies: tarball.dependencies,
     peerDependencies: tarball.peerDependencies,
+    ...(tarball.peerDependenciesMeta ? { peerDependenciesMeta: tarball.peerDependenciesMeta } : {}),
     engines: tarball.engines,
+    ...(tarball.bin ? { bin: tarball.bin } : {}),
   });
 
   const top: LockEntry = {

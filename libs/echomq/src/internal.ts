@@ -40,3 +40,5 @@ export { CancelWatch } from './worker/cancel-watch';
 // job log and cancellation
 export * from './queue/recent-completed';
 // retention
+export * from './doctor';
+// doctor

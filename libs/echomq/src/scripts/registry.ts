@@ -21,6 +21,7 @@ import { THROTTLE_LUA } from './lua/throttle.lua';
 import { CONTROL_SCRIPTS } from './control-scripts';
 import { DEDUPE_SCRIPTS } from './dedupe-scripts';
 import { JOB_LOG_SCRIPTS } from './job-log-scripts';
+import { REPAIR_SCRIPTS } from './repair-scripts';
 import { SCHEDULE_SCRIPTS } from './schedule-scripts';
 
 /**
@@ -54,6 +55,7 @@ export const SCRIPTS = {
   ...CONTROL_SCRIPTS,
   ...DEDUPE_SCRIPTS,
   ...JOB_LOG_SCRIPTS,
+  ...REPAIR_SCRIPTS,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
