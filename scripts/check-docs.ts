@@ -89,6 +89,7 @@ function publicEntries(root: string): ReadonlyMap<string, string> {
   return new Map([
     ['@echomq/nestjs', join(root, 'libs/echomq/src/index.ts')],
     ['@echomq/nestjs/testing', join(root, 'libs/echomq/src/testing/index.ts')],
+    ['@echomq/nestjs/health', join(root, 'libs/echomq/src/health/index.ts')],
   ]);
 }
 

@@ -29,6 +29,7 @@ const APP_DEPENDENCIES = [
   '@nestjs/common',
   '@nestjs/core',
   '@nestjs/schedule',
+  '@nestjs/terminus',
   'ioredis',
   'reflect-metadata',
   'rxjs',
@@ -157,7 +158,7 @@ describe('the package npm run pack:lib writes', () => {
       expect(manifest).not.toHaveProperty([field]);
     }
 
-    const entries = ['.', './internal', './package.json', ...(hasTesting ? ['./testing'] : [])];
+    const entries = ['.', './internal', './health', './package.json', ...(hasTesting ? ['./testing'] : [])];
     expect(Object.keys(manifest.exports).sort()).toEqual(entries.sort());
     const targets = [manifest.main, manifest.types];
     for (const [entry, target] of Object.entries(manifest.exports)) {
@@ -213,7 +214,12 @@ describe('the package npm run pack:lib writes', () => {
 
   it('opens its entries and keeps deep paths closed, from require and from import', async () => {
     expectSuccess('tsc', await built());
-    const open = ['@echomq/nestjs', '@echomq/nestjs/internal', '@echomq/nestjs/package.json'];
+    const open = [
+      '@echomq/nestjs',
+      '@echomq/nestjs/internal',
+      '@echomq/nestjs/health',
+      '@echomq/nestjs/package.json',
+    ];
     if (hasTesting) open.push('@echomq/nestjs/testing');
     const closed = [
       '@echomq/nestjs/scripts/claim',

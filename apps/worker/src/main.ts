@@ -25,4 +25,8 @@ async function bootstrap(): Promise<void> {
   new Logger('Worker').log(`Worker started (demo concurrency ${config.demoConcurrency})`);
 }
 
-void bootstrap();
+bootstrap().catch((error: unknown) => {
+  // E.g. EMQ_METRICS_PORT already taken: say so on one line, not as an unhandled rejection.
+  console.error(`EchoMQ worker failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -19,6 +19,13 @@ export interface WorkerConfig {
    * with a private CA and a client certificate, the files read at boot.
    */
   readonly redisTls?: RedisTlsOptions;
+  /**
+   * EMQ_METRICS_PORT: the port of the worker's listener for `/metrics` and `/health`; unset
+   * (or empty) for none, the default: the worker then opens no port at all. 0 picks a free one.
+   */
+  readonly metricsPort?: number;
+  /** EMQ_METRICS_HOST: the address that listener binds to. Default 0.0.0.0 (every interface, as in a container). */
+  readonly metricsHost?: string;
 }
 
 function integerFromEnv(
@@ -50,10 +57,20 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const problems = checkRedisTls(tls, redisUrl);
   if (problems.length > 0) throw new Error(problems.join('; '));
   const redisTls = readRedisTls(tls);
+  const metricsHost = env.EMQ_METRICS_HOST || '0.0.0.0';
+  if (/\s/.test(metricsHost)) {
+    throw new Error(`EMQ_METRICS_HOST must be a host name or address, got ${JSON.stringify(metricsHost)}`);
+  }
+  const metricsPort =
+    env.EMQ_METRICS_PORT === undefined || env.EMQ_METRICS_PORT === ''
+      ? undefined
+      : integerFromEnv(env, 'EMQ_METRICS_PORT', 0, 0, 65_535);
   return {
     redisUrl,
     keyPrefix,
     ...(redisTls ? { redisTls } : {}),
+    ...(metricsPort === undefined ? {} : { metricsPort }),
+    metricsHost,
     demoConcurrency: integerFromEnv(env, 'EMQ_DEMO_CONCURRENCY', 50, 1, 10_000),
     shutdownGraceMs: integerFromEnv(env, 'EMQ_SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
   };

@@ -1,11 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
 import { EchoMqModule } from '@app/echomq';
+import { EchoMqHealthIndicator } from '@app/echomq/health';
 import { DEMO_QUEUE, DemoProcessor } from './demo.processor';
+import { OpsServer, WORKER_CONFIG } from './ops-server';
 import type { WorkerConfig } from './worker-config';
 
 const HOUR_MS = 3_600_000;
 
-/** Hosts the processors. Queue settings come from configuration, not the decorators. */
+/**
+ * Hosts the processors, and with EMQ_METRICS_PORT their `/metrics` and `/health` (OpsServer).
+ * Queue settings come from configuration, not the decorators.
+ */
 @Module({})
 export class WorkerModule {
   static forConfig(config: WorkerConfig): DynamicModule {
@@ -20,8 +26,15 @@ export class WorkerModule {
             [DEMO_QUEUE]: { concurrency: config.demoConcurrency, retainCompletedMs: HOUR_MS, maxAttempts: 3 },
           },
         }),
+        // Failed checks are logged as one JSON line, as the api does.
+        TerminusModule.forRoot({ errorLogStyle: 'json' }),
       ],
-      providers: [DemoProcessor],
+      providers: [
+        DemoProcessor,
+        { provide: WORKER_CONFIG, useValue: config },
+        EchoMqHealthIndicator,
+        OpsServer,
+      ],
     };
   }
 }

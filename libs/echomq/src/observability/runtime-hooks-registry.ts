@@ -33,6 +33,10 @@ export class RuntimeHooksRegistry implements Required<RuntimeHooks> {
     this.each('settled', (hooks) => hooks.settled?.(queue, record, outcome, handlerMs));
   }
 
+  reaped(queue: string, toPending: number, toDead: number): void {
+    this.each('reaped', (hooks) => hooks.reaped?.(queue, toPending, toDead));
+  }
+
   aroundHandler<T>(queue: string, record: ClaimedJobRecord, run: () => Promise<T>): Promise<T> {
     return this.nest('aroundHandler', run, (inner, hooks) => hooks.aroundHandler?.(queue, record, inner));
   }

@@ -47,4 +47,6 @@ export interface RuntimeHooks {
   ): Promise<T>;
   /** The job's settlement ended so; `handlerMs` is how long its handler ran (absent when it never ran). */
   settled?(queue: string, record: ClaimedJobRecord, outcome: SettledOutcome, handlerMs?: number): void;
+  /** One reap call of this process's reaper took expired leases back: `toPending` to pending, `toDead` to dead. */
+  reaped?(queue: string, toPending: number, toDead: number): void;
 }

@@ -7,6 +7,7 @@ import { replicatedClaim } from '../durability/durable-claim';
 import { claimJobs, type ClaimBatch, type ClaimRequest, type ScriptContext } from '../scripts';
 import { newRequestId } from '../scripts/request-id';
 import { monotonicMs } from '../monotonic';
+import type { RuntimeObserver } from './runtime-observer';
 
 const REPEAT_FIRST_MS = 50;
 const REPEAT_MAX_MS = 2_000;
@@ -18,6 +19,8 @@ export interface ClaimCallOptions {
   /** Aborted when the loop stops claiming: no repeat is sent after it. */
   readonly stopped: AbortSignal;
   readonly logger: Logger;
+  /** Told of the claim once its jobs are handed over (metrics, tracing); not of a claim that failed. */
+  readonly observer: Pick<RuntimeObserver, 'claimed'>;
 }
 
 export interface SentClaim {
@@ -32,15 +35,29 @@ export interface SentClaim {
  * instead of leaving them in active, held by nobody, until their leases run out. Gives up
  * (throws the last error) on a refusal, at the end of the replay window, or once stopped.
  * With durable writes, the jobs are handed over only once the claim is replicated (none of
- * them otherwise; see replicatedClaim).
+ * them otherwise; see replicatedClaim). The observer hears the round trip, from the first send
+ * until the jobs are handed over (repeats and the replicas' confirmation included).
  */
 export async function claimWithRepeat(
   ctx: DurableScriptContext,
   request: Omit<ClaimRequest, 'claimantPrefix'>,
   options: ClaimCallOptions,
 ): Promise<SentClaim> {
-  const sent = { ...request, claimantPrefix: newRequestId() };
+  const sentAtEpochMs = Date.now();
   const sentAt = monotonicMs();
+  const claim = await confirmedClaim(ctx, request, sentAt, options);
+  const { jobs } = claim.batch;
+  options.observer.claimed(options.queue, jobs, monotonicMs() - sentAt, sentAtEpochMs);
+  return claim;
+}
+
+async function confirmedClaim(
+  ctx: DurableScriptContext,
+  request: Omit<ClaimRequest, 'claimantPrefix'>,
+  sentAt: number,
+  options: ClaimCallOptions,
+): Promise<SentClaim> {
+  const sent = { ...request, claimantPrefix: newRequestId() };
   const batch = await claimRepeated(ctx, sent, sentAt, options);
   if (!ctx.durability || batch.jobs.length === 0) return { batch, sentAt };
   // Durable writes: no handler starts before its claim is on the replicas (replicatedClaim).

@@ -1,7 +1,9 @@
 import type { Logger } from '@nestjs/common';
+import { Cluster } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import type { ClaimBatch, ScriptContext } from '../scripts';
+import type { ClaimBatch } from '../scripts';
+import type { DurableScriptContext } from '../durability/durable-context';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { ChangeSignal } from './change-signal';
 import { claimAndLaunch } from './isolated-claim';
@@ -12,11 +14,11 @@ import type { CancelSubscription, CancelWatch } from './cancel-watch';
 import { isolationMember, type ClaimTurn, type IsolationGate, type IsolationMember } from './isolation-gate';
 import type { LeaseKeeper } from './lease-keeper';
 import { releaseAtShutdown } from './release-at-shutdown';
-import { RunningJob } from './running-job';
 import type { WakeWaiter } from './wake-waiter';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 import { FullRedisNotice } from '../connection/full-redis-notice';
 import { monotonicMs } from '../monotonic';
+import { LoopLiveness, StepBounds, type LoopLivenessView } from './loop-liveness';
 
 const ERROR_BACKOFF_MAX_MS = 5_000;
 /** After the grace period, how long handlers aborted but not released get to return and be settled. */
@@ -60,11 +62,14 @@ export class ClaimLoop {
   private cancelled?: CancelSubscription;
   /** A full Redis met on every retry is said once (see FullRedisNotice); the loop backs off meanwhile. */
   private readonly fullRedis: FullRedisNotice;
+  /** The step the loop is in and its bound, for the health indicator (see LoopLiveness). */
+  private readonly liveness = new LoopLiveness();
+  private readonly bounds: StepBounds;
 
   constructor(
     readonly queue: string,
     readonly options: ResolvedQueueOptions,
-    private readonly ctx: ScriptContext,
+    private readonly ctx: DurableScriptContext,
     readonly runner: JobRunner,
     private readonly keeper: LeaseKeeper,
     private readonly waiter: WakeWaiter,
@@ -89,6 +94,15 @@ export class ClaimLoop {
       keepCancelsMs,
     );
     this.member = isolationMember(queue, logger, options.leaseMs, this.slots);
+    this.bounds = new StepBounds(timing, {
+      cluster: ctx.redis instanceof Cluster,
+      ...(ctx.durability ? { durableLeaseMs: options.leaseMs } : {}),
+    });
+  }
+
+  /** The step the loop is in (none once stopped) and what ended it if it ended unexpectedly. */
+  get health(): LoopLivenessView {
+    return this.liveness;
   }
 
   /** completed / failed / stale / throttled, per job, after Redis recorded the outcome. */
@@ -153,7 +167,7 @@ export class ClaimLoop {
     this.keeper.start();
     this.cancelled ??= this.cancels?.watch(this.ctx.keys, (id, attempt) => this.slots.cancel(id, attempt));
     this.gate.join(this.member);
-    this.loop = this.run();
+    this.loop = this.liveness.follow(this.run(), this.logger, this.queue);
   }
 
   /**
@@ -195,12 +209,12 @@ export class ClaimLoop {
     await this.loop;
     // Claiming is over: jobs still running are released below, their attempts settled.
     this.gate.leave(this.member);
-    await this.handlersReturned(graceEnd);
+    await this.slots.handlersReturned(graceEnd);
     const left = this.slots.runningJobs();
     if (left.length > 0) {
       const unreleased = await releaseAtShutdown(this.ctx, this.queue, left, repeatEnd, this.logger);
       // Their outcomes still count: a handler that returns now is settled (see JobRunner.run).
-      await this.handlersReturned(monotonicMs() + ABORTED_RETURN_MS, unreleased);
+      await this.slots.handlersReturned(monotonicMs() + ABORTED_RETURN_MS, unreleased);
     }
     // Outcomes already computed still go out (at a shutdown, settle repeats end at repeatEnd).
     await this.slots.settled();
@@ -212,26 +226,31 @@ export class ClaimLoop {
       this.cancelled = undefined;
     }
     this.waiter.interrupt();
+    this.liveness.cleared();
   }
 
   private async run(): Promise<void> {
     // Claim only once the cancels stream is followed, so no removal of a claimed job is missed
     // (bounded: its first try is one command).
+    this.liveness.enter('starting', this.bounds.startMs);
     await this.cancelled?.ready;
     let failures = 0;
     while (!this.stopping) {
       const free = this.options.concurrency - this.slots.taken;
       if (free <= 0) {
+        this.liveness.enter('waiting for a slot', null);
         await this.changes.changed();
         continue;
       }
       const turn = this.gate.turn(this.member);
       if (!turn.claim) {
+        this.liveness.enter('waiting for isolation', turn.recheckMs ?? null);
         await this.gate.changes.changed(turn.recheckMs);
         continue;
       }
       const count = Math.min(free, SCRIPT_BATCH_MAX);
       try {
+        this.liveness.enter('claiming', this.bounds.claimMs);
         const batch = await this.claim(count, turn);
         failures = 0;
         this.fullRedis.cleared();
@@ -239,8 +258,13 @@ export class ClaimLoop {
         // A loop waiting to run a crash suspect alone waits in the gate, not on the wake list.
         if (pause && !this.stopping && !(this.isolating && pause.until === 'wake')) {
           // A limit is not lifted by an enqueue: sleep it off the wake list, until stop.
-          if (pause.until === 'limit') await this.sleepUnlessStopped(pause.ms);
-          else await this.waiter.wait(pause.ms);
+          if (pause.until === 'limit') {
+            this.liveness.enter('rate-limited', pause.ms);
+            await this.sleepUnlessStopped(pause.ms);
+          } else {
+            this.liveness.enter('waiting for work', this.bounds.waitMs(pause.ms));
+            await this.waiter.wait(pause.ms);
+          }
         }
       } catch (error) {
         if (this.stopping) break;
@@ -252,7 +276,9 @@ export class ClaimLoop {
             `Claim loop of ${this.queue}: ${(error as Error).message}; retrying`,
           );
         }
-        await this.changes.changed(Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures));
+        const backoffMs = Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures);
+        this.liveness.enter('backing off', backoffMs);
+        await this.changes.changed(backoffMs);
       }
     }
   }
@@ -260,7 +286,7 @@ export class ClaimLoop {
   /** One claim of up to `count` jobs, launched as they arrive (see claimAndLaunch). */
   private claim(count: number, turn: ClaimTurn & { claim: true }): Promise<ClaimBatch> {
     const { ctx, queue, options, logger, slots, gate, member } = this;
-    const loop = { ctx, queue, options, logger, slots, gate, member };
+    const loop = { ctx, queue, options, logger, slots, gate, member, observer: this.runner.observer };
     return claimAndLaunch(
       { ...loop, repeatForMs: this.timing.repeatForMs, stopped: this.stopped.signal },
       count,
@@ -270,17 +296,5 @@ export class ClaimLoop {
 
   private sleepUnlessStopped(ms: number): Promise<void> {
     return sleep(ms, undefined, { signal: this.stopped.signal }).catch(() => undefined);
-  }
-
-  /**
-   * Waits until the given jobs' handlers (all running and lingering ones when omitted)
-   * returned, or the deadline.
-   */
-  private async handlersReturned(deadlineMs: number, jobs?: readonly RunningJob[]): Promise<void> {
-    const busy = (): boolean =>
-      jobs === undefined ? this.slots.handlersRunning : jobs.some((job) => this.slots.isRunning(job));
-    while (busy() && monotonicMs() < deadlineMs) {
-      await this.changes.changed(deadlineMs - monotonicMs());
-    }
   }
 }

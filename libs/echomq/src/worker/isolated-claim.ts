@@ -6,6 +6,7 @@ import { claimWithRepeat } from './claim-call';
 import type { ClaimedOutcome, ClaimTurn, IsolationGate, IsolationMember } from './isolation-gate';
 import type { JobSlots } from './job-slots';
 import { RunningJob } from './running-job';
+import type { RuntimeObserver } from './runtime-observer';
 
 /** What one claim loop lends a claim: where it claims from, and where the jobs go. */
 export interface IsolatedClaimLoop {
@@ -20,6 +21,8 @@ export interface IsolatedClaimLoop {
   readonly slots: JobSlots;
   readonly gate: IsolationGate;
   readonly member: IsolationMember;
+  /** Told of each claim (see claimWithRepeat). */
+  readonly observer: RuntimeObserver;
 }
 
 /**
@@ -41,7 +44,13 @@ export async function claimAndLaunch(
     const { batch, sentAt } = await claimWithRepeat(
       loop.ctx,
       { count, leaseMs, maxAttempts, suspects: turn.suspects },
-      { queue: loop.queue, repeatForMs: loop.repeatForMs, stopped: loop.stopped, logger: loop.logger },
+      {
+        queue: loop.queue,
+        repeatForMs: loop.repeatForMs,
+        stopped: loop.stopped,
+        logger: loop.logger,
+        observer: loop.observer,
+      },
     );
     let suspect: Promise<void> | undefined;
     // Their leases count from the first send, the earliest the claim can have run.

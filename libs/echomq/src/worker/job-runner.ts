@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '@nestjs/common';
-import { isTransientRedisError, StaleJobError, UnrecoverableError } from '../errors';
+import { StaleJobError, UnrecoverableError } from '../errors';
 import type { RateLimitedError } from '../flow-errors';
 import { jsonText } from '../json';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
 import { failJob, releaseJobs, throttleJob, type FailOutcome, type ScriptContext } from '../scripts';
-import { newRequestId } from '../scripts/request-id';
+import type { SettledOutcome, SettleVerb } from '../observability/runtime-hooks';
 import { withDeadline, type HandlerOutcome } from './attempt-deadline';
 import { ClaimedJob } from './claimed-job';
 import type { Completer } from './completer';
@@ -16,13 +16,9 @@ import { rateLimitOf } from './rate-limit-of';
 import type { RunningJob } from './running-job';
 import { ThrottleLog } from './throttle-log';
 import { emitIsolated, type WorkerEventEmitter, type WorkerEvents } from './worker-events';
+import { PASS_THROUGH, type RuntimeObserver } from './runtime-observer';
+import { GAVE_UP, repeatSettlement } from './settle-repeat';
 import { monotonicMs } from '../monotonic';
-
-/** Tries of a settlement call that Redis refused outright (nothing was written, so trying again is safe). */
-const SETTLE_TRIES = 5;
-const RETRY_FIRST_MS = 50;
-const RETRY_MAX_MS = 2_000;
-const GAVE_UP = Symbol('gave up');
 
 export type Dispatch = (job: Job) => unknown;
 
@@ -42,7 +38,11 @@ const NO_HOOKS: RunHooks = { handlerDone: () => undefined, lingering: () => unde
  * Moves a schedule on from the occurrence just claimed (QueueService.advanceSchedule); the
  * reaper's sweep is the safety net when this fails or the process dies first.
  */
-export type AdvanceSchedule = (scheduleKey: string, occurrenceId: string) => Promise<unknown>;
+export type AdvanceSchedule = (
+  scheduleKey: string,
+  occurrenceId: string,
+  traceContext?: string,
+) => Promise<unknown>;
 
 export interface JobRunnerTiming {
   /** How long after its first send a settlement may be repeated under its request id. */
@@ -63,7 +63,9 @@ function resultJson(value: unknown): string {
  * throttle on a RateLimitedError, release when the handler was interrupted by shutdown).
  * Each settlement is one call under one request id, repeated through transient Redis
  * errors while the lease lasts (never past the replay window or the shutdown deadline), so
- * a repeat of a call that took effect reads back its recorded outcome. A stale claim is counted and logged, never thrown out of the loop.
+ * a repeat of a call that took effect reads back its recorded outcome. A stale claim is counted
+ * and logged, never thrown out of the loop. The handler and the settlement run through the
+ * observer (metrics, tracing), which hears how each job's settlement ended.
  */
 export class JobRunner {
   /** Settlements refused as STALE (the lease had been lost); exposed for monitoring and tests. */
@@ -72,6 +74,8 @@ export class JobRunner {
   readonly events: WorkerEventEmitter = new EventEmitter<WorkerEvents>();
   /** The Job each handler saw, handed to the events of its outcome. */
   private readonly jobs = new WeakMap<RunningJob, Job>();
+  /** How long each job's handler ran, for the observer; a job in it has not been reported settled yet. */
+  private readonly handlerMs = new WeakMap<RunningJob, number>();
   private stopAtMs = Infinity;
   private readonly throttleLog: ThrottleLog;
 
@@ -85,6 +89,8 @@ export class JobRunner {
     private readonly logger: Logger,
     private readonly timing: JobRunnerTiming,
     private readonly advanceSchedule?: AdvanceSchedule,
+    /** This process's observers of the worker runtime (the claim loop reports its claims to it too). */
+    readonly observer: RuntimeObserver = PASS_THROUGH,
   ) {
     this.throttleLog = new ThrottleLog(logger);
   }
@@ -102,16 +108,34 @@ export class JobRunner {
    */
   async run(running: RunningJob, hooks: RunHooks = NO_HOOKS): Promise<void> {
     this.advanceFrom(running);
+    const startedAt = monotonicMs();
     const outcome = await withDeadline(running, this.invoke(running), hooks.lingering, this.logger);
+    // Until the handler returned, threw or was timed out: what a lingering handler does later is not timed.
+    this.handlerMs.set(running, monotonicMs() - startedAt);
     // Stop heartbeating before settling: an extend that reached Redis after the
     // completion would report the lease lost and abort a job that just succeeded
     // (and a timed-out job's lease must not outlive its failure).
     this.keeper.untrack(running);
     hooks.handlerDone();
-    // Released at shutdown and recorded: the job is back in pending, its outcome moot. A
-    // release that failed or was refused settles as usual, so a handler that succeeded still completes.
-    if (running.released && (await running.released)) return;
-    await this.settle(running, outcome);
+    try {
+      // Released at shutdown and recorded: the job is back in pending, its outcome moot. A
+      // release that failed or was refused settles as usual, so a handler that succeeded still completes.
+      if (running.released && (await running.released)) this.report(running, 'released');
+      else this.report(running, await this.settle(running, outcome));
+    } finally {
+      this.report(running, 'unknown');
+    }
+  }
+
+  /**
+   * Tells the observer how the job's settlement ended, once: before the worker event, so a
+   * listener of that event already finds it counted. Later reports of the same job are ignored.
+   */
+  private report(running: RunningJob, outcome: SettledOutcome): void {
+    if (!this.handlerMs.has(running)) return;
+    const handlerMs = this.handlerMs.get(running);
+    this.handlerMs.delete(running);
+    this.observer.settled(this.queue, running.record, outcome, handlerMs);
   }
 
   /**
@@ -122,7 +146,7 @@ export class JobRunner {
   private advanceFrom(running: RunningJob): void {
     const key = running.record.scheduleKey;
     if (key === undefined || !this.advanceSchedule) return;
-    this.advanceSchedule(key, running.record.id).catch((error: unknown) => {
+    this.advanceSchedule(key, running.record.id, running.record.traceContext).catch((error: unknown) => {
       this.logger.warn(
         `Could not advance schedule ${key} from job ${running.record.id} (${(error as Error).message}); ` +
           'the reaper will',
@@ -132,7 +156,10 @@ export class JobRunner {
 
   private async invoke(running: RunningJob): Promise<HandlerOutcome> {
     try {
-      return { ok: true, value: await this.dispatch(this.toJob(running)) };
+      const value = await this.observer.aroundHandler(this.queue, running.record, async () =>
+        this.dispatch(this.toJob(running)),
+      );
+      return { ok: true, value };
     } catch (error) {
       return { ok: false, error };
     }
@@ -150,7 +177,7 @@ export class JobRunner {
     return job;
   }
 
-  private async settle(running: RunningJob, outcome: HandlerOutcome): Promise<void> {
+  private async settle(running: RunningJob, outcome: HandlerOutcome): Promise<SettledOutcome> {
     if (outcome.ok) {
       let result: string;
       try {
@@ -167,7 +194,7 @@ export class JobRunner {
     return this.fail(running, outcome.error);
   }
 
-  private async complete(running: RunningJob, value: unknown, result: string): Promise<void> {
+  private async complete(running: RunningJob, value: unknown, result: string): Promise<SettledOutcome> {
     const { record, claim } = running;
     // The Completer repeats its batch under the batch's request id; once it gives up on a
     // transient error the outcome is unknown, and sending again under a new id could read
@@ -178,13 +205,15 @@ export class JobRunner {
       () => this.completer.complete({ claim, result }, running.leaseValidUntil),
       false,
     );
-    if (completed === GAVE_UP) return;
+    if (completed === GAVE_UP) return 'unknown';
     if (!completed) return this.stale(running);
+    this.report(running, 'completed');
     // A completion always follows a handler run, so its Job exists; toJob is only a fallback.
     this.emit('completed', record.id, value, this.jobs.get(running) ?? this.toJob(running));
+    return 'completed';
   }
 
-  private async fail(running: RunningJob, error: unknown): Promise<void> {
+  private async fail(running: RunningJob, error: unknown): Promise<SettledOutcome> {
     const request = failRequest(this.options.backoff, running.record, error, this.options);
     let failed: FailOutcome | typeof GAVE_UP;
     try {
@@ -195,13 +224,15 @@ export class JobRunner {
       if (reason instanceof StaleJobError) return this.stale(running);
       throw reason;
     }
-    if (failed !== GAVE_UP) {
-      this.emit('failed', running.record.id, error, failed.state, this.jobs.get(running));
-    }
+    if (failed === GAVE_UP) return 'unknown';
+    const settled = failed.state === 'dead' ? 'dead' : 'retried';
+    this.report(running, settled);
+    this.emit('failed', running.record.id, error, failed.state, this.jobs.get(running));
+    return settled;
   }
 
   /** Back to pending with the attempt not spent; the queue or the job's lane is held for retryAfterMs. */
-  private async throttle(running: RunningJob, error: RateLimitedError): Promise<void> {
+  private async throttle(running: RunningJob, error: RateLimitedError): Promise<SettledOutcome> {
     const { retryAfterMs, scope } = error;
     let throttled: void | typeof GAVE_UP;
     try {
@@ -212,61 +243,50 @@ export class JobRunner {
       if (reason instanceof StaleJobError) return this.stale(running);
       throw reason;
     }
-    if (throttled === GAVE_UP) return;
+    if (throttled === GAVE_UP) return 'unknown';
     this.throttleLog.record(running.record.id, retryAfterMs, scope);
+    this.report(running, 'throttled');
     const job = this.jobs.get(running) ?? this.toJob(running);
     this.emit('throttled', running.record.id, retryAfterMs, scope, job);
+    return 'throttled';
   }
 
-  private async release(running: RunningJob): Promise<void> {
+  private async release(running: RunningJob): Promise<SettledOutcome> {
     const released = await this.attempt(running, 'release', (requestId) =>
       releaseJobs(this.ctx, [running.claim], requestId),
     );
-    if (released === GAVE_UP) return;
+    if (released === GAVE_UP) return 'unknown';
     if (!released[0]) return this.stale(running);
     this.logger.log(`Job ${running.record.id} was interrupted by shutdown and released to pending`);
+    return 'released';
   }
 
-  /**
-   * One settlement call, made again under the same request id while its outcome is
-   * unknown (when `repeatUnknown`) and a few times when Redis refused it, until the job's
-   * local lease end, the replay window or the shutdown deadline. StaleJobError passes
-   * through; GAVE_UP means the call was given up on (logged).
-   */
-  private async attempt<T>(
+  /** One settlement call with its repeats (see repeatSettlement), through the observer's aroundSettle. */
+  private attempt<T>(
     running: RunningJob,
-    verb: string,
+    verb: SettleVerb,
     call: (requestId: string) => Promise<T>,
     repeatUnknown = true,
   ): Promise<T | typeof GAVE_UP> {
-    const requestId = newRequestId();
-    const repeatEnd = monotonicMs() + this.timing.repeatForMs;
-    for (let tries = 1; ; tries++) {
-      try {
-        return await call(requestId);
-      } catch (error) {
-        if (error instanceof StaleJobError) throw error;
-        const untilMs = Math.min(running.leaseValidUntil, repeatEnd, this.stopAtMs);
-        const transient = isTransientRedisError(error);
-        const again = transient ? repeatUnknown : tries < SETTLE_TRIES;
-        if (!again || monotonicMs() >= untilMs) {
-          this.logger.error(
-            `Could not ${verb} job ${running.record.id} (${(error as Error).message}); ` +
-              'the reaper will return it when its lease expires',
-          );
-          return GAVE_UP;
-        }
-        const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** tries, untilMs - monotonicMs());
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
-    }
+    const repeat = {
+      verb,
+      repeatUnknown,
+      repeatForMs: this.timing.repeatForMs,
+      stopsAt: () => this.stopAtMs,
+      logger: this.logger,
+    };
+    return this.observer.aroundSettle(this.queue, running.record, verb, () =>
+      repeatSettlement(running, call, repeat),
+    );
   }
 
-  private stale(running: RunningJob): void {
+  private stale(running: RunningJob): SettledOutcome {
     const { record } = running;
     this.staleSettlements += 1;
+    this.report(running, 'stale');
     this.logger.warn(`Job ${record.id} attempt ${record.attempt} finished after its lease was lost: ignored`);
     this.emit('stale', record.id, record.attempt);
+    return 'stale';
   }
 
   private emit<K extends keyof WorkerEvents>(name: K, ...args: WorkerEvents[K]): void {

@@ -3,6 +3,7 @@ import type { ChangeSignal } from './change-signal';
 import type { JobRunner } from './job-runner';
 import type { LeaseKeeper } from './lease-keeper';
 import { RecentCancels } from './recent-cancels';
+import { monotonicMs } from '../monotonic';
 import type { RunningJob } from './running-job';
 
 /**
@@ -99,6 +100,18 @@ export class JobSlots {
   /** Resolves once every outcome already on its way to Redis has been recorded (or given up on). */
   async settled(): Promise<void> {
     await Promise.all(this.settling);
+  }
+
+  /**
+   * Waits until the given jobs' handlers (all running and lingering ones when omitted)
+   * returned, or the deadline.
+   */
+  async handlersReturned(deadlineMs: number, jobs?: readonly RunningJob[]): Promise<void> {
+    const busy = (): boolean =>
+      jobs === undefined ? this.handlersRunning : jobs.some((job) => this.isRunning(job));
+    while (busy() && monotonicMs() < deadlineMs) {
+      await this.changes.changed(deadlineMs - monotonicMs());
+    }
   }
 
   /** Runs the job; resolves once its attempt is settled (or given up on). */

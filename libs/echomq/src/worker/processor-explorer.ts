@@ -16,20 +16,17 @@ import {
 } from '../errors';
 import type { EchoMqModuleOptions } from '../module/echomq-options';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
-import { completeJobs } from '../scripts';
 import { onceReachable } from '../connection/once-reachable';
 import { RedisConnections } from '../connection/redis-connections';
 import { QueueService } from '../queue/queue.service';
 import { CancelWatch } from './cancel-watch';
-import { ClaimLoop } from './claim-loop';
-import { Completer } from './completer';
-import { JobRunner, type Dispatch } from './job-runner';
-import type { QueueOptions } from '../queue/queue-options';
-import { LeaseKeeper } from './lease-keeper';
-import { assertWorkerOptions, defineProcessor, readProcessorMetadata } from './processor-definition';
+import type { ClaimLoop } from './claim-loop';
+import { defineProcessor, readProcessorMetadata } from './processor-definition';
 import { Reaper } from './reaper';
-import { WakeWaiter } from './wake-waiter';
 import { IsolationGate } from './isolation-gate';
+import { createClaimLoop } from './loop-factory';
+import { reportLoop, type ClaimLoopReport } from './loop-report';
+import { RuntimeHooksRegistry } from '../observability/runtime-hooks-registry';
 import { bindWorkerEventHandlers } from '../events/worker-event-handlers';
 import { DeclaredSchedules } from '../schedules/declared-schedules';
 import { readScheduleMetadata } from '../schedules/schedule.decorator';
@@ -54,6 +51,10 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   private readonly schedules: DeclaredSchedules;
   /** Aborts handlers of jobs removed while they run here: one for every loop (see CancelWatch). */
   private cancels?: CancelWatch;
+  /** Served queues whose loop starts once Redis lets them register (it was unreachable at boot). */
+  private readonly registering = new Set<string>();
+  /** Served queues Redis said this worker must not serve, and why (see startOnceRegistered). */
+  private readonly refused = new Map<string, string>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -63,6 +64,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     private readonly connections: RedisConnections,
     private readonly reaper: Reaper,
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
+    private readonly observers: RuntimeHooksRegistry,
   ) {
     this.schedules = new DeclaredSchedules(options.schedules);
   }
@@ -75,6 +77,13 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   /** Whether this application's processor for `queue` is claiming jobs now. */
   isServing(queue: string): boolean {
     return this.loops.get(queue)?.claiming ?? false;
+  }
+
+  /** Every processor's claim loop here, by queue name, with what it does and whether it should claim (health). */
+  loopReports(): ClaimLoopReport[] {
+    return [...this.loops].map(([queue, loop]) =>
+      reportLoop(queue, loop, { refused: this.refused.get(queue), registering: this.registering.has(queue) }),
+    );
   }
 
   /**
@@ -159,7 +168,14 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       if (metadata.definition) this.queues.useDefinition(metadata.definition);
       const definition = defineProcessor(instance, metadata, this.reflector, this.scanner);
       this.discoverSchedules(metatype as Type, instance, metadata.queue);
-      const loop = this.createLoop(definition.queue, metadata.options, definition.dispatch);
+      this.cancels ??= new CancelWatch(this.connections);
+      const { queues, connections, isolation, cancels, observers: observer } = this;
+      const loop = createClaimLoop(
+        { queues, connections, isolation, cancels, observer },
+        definition.queue,
+        metadata.options,
+        definition.dispatch,
+      );
       bindWorkerEventHandlers(
         instance,
         loop.events,
@@ -214,6 +230,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     const registered = [...this.loops.keys()].filter((queue) => !unregistered.includes(queue));
     await DeclaredSchedules.sweepBeforeClaiming(this.queues, registered, this.logger);
     for (const queue of registered) this.startLoop(queue, this.loops.get(queue)!);
+    for (const queue of unregistered) this.registering.add(queue);
     for (const queue of unregistered) void this.startOnceRegistered(queue);
     this.reaper.start([...this.loops.keys()]);
     this.started = true;
@@ -256,64 +273,24 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   private async startOnceRegistered(queue: string): Promise<void> {
     try {
       const registered = await onceReachable(() => this.queues.register(queue), this.bootstrapAbort.signal);
+      this.registering.delete(queue);
       if (registered) this.startLoop(queue, this.loops.get(queue)!);
     } catch (error) {
+      this.registering.delete(queue);
+      this.refused.set(queue, (error as Error).message);
       this.logger.error(`Not serving queue ${queue}: ${(error as Error).message}`);
     }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.bootstrapAbort.abort();
+    this.registering.clear();
+    this.refused.clear();
     if (!this.started) return;
     this.started = false;
     this.reaper.stop();
     const grace = this.queues.settings.shutdownGraceMs;
     await Promise.all([...this.loops.values()].map((loop) => loop.stop(grace)));
     this.cancels?.close();
-  }
-
-  private createLoop(queue: string, overrides: QueueOptions, dispatch: Dispatch): ClaimLoop {
-    this.queues.useProcessorOptions(queue, overrides);
-    const options = assertWorkerOptions(queue, this.queues.queueOptions(queue));
-    const ctx = this.queues.context(queue);
-    const logger = new Logger(`EchoMQ:${queue}`);
-    const { commandTimeoutMs, replayWindowMs } = this.queues.settings;
-    // A repeat may wait out a full command deadline before Redis runs it: stop repeating
-    // one deadline before the replay window ends, so every repeat still finds the first
-    // call's recorded outcome (the module keeps the window at least two deadlines long).
-    const timing = { commandTimeoutMs, repeatForMs: replayWindowMs - commandTimeoutMs };
-    const keeper = new LeaseKeeper(ctx, options.leaseMs, logger);
-    const completer = new Completer(
-      (completions, requestId) => completeJobs(ctx, completions, options.retainCompletedMs, requestId),
-      {
-        repeatForMs: timing.repeatForMs,
-        onRepeat: (error) => logger.warn(`Completions of ${queue}: ${error.message}; repeating the batch`),
-      },
-    );
-    const runner = new JobRunner(
-      queue,
-      options,
-      ctx,
-      keeper,
-      completer,
-      dispatch,
-      logger,
-      timing,
-      (key, id) => this.queues.advanceSchedule(queue, key, id),
-    );
-    const waiter = new WakeWaiter(this.connections, ctx.keys.wake);
-    this.cancels ??= new CancelWatch(this.connections);
-    return new ClaimLoop(
-      queue,
-      options,
-      ctx,
-      runner,
-      keeper,
-      waiter,
-      logger,
-      timing,
-      this.isolation,
-      this.cancels,
-    );
   }
 }

@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { queueRegistryKey } from '../keyspace';
 import { QueueService } from '../queue/queue.service';
-import { promoteDue, reapExpired } from '../scripts';
+import { promoteDue, reapExpired, type ReapOutcome } from '../scripts';
+import { RuntimeHooksRegistry } from '../observability/runtime-hooks-registry';
 import { FormatGate } from './format-gate';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
 import { execAll } from '../connection/exec-all';
@@ -52,7 +53,11 @@ export class Reaper {
   private served: readonly string[] = [];
   private nextPruneAt = Number.POSITIVE_INFINITY;
 
-  constructor(private readonly queues: QueueService) {}
+  constructor(
+    private readonly queues: QueueService,
+    /** Told what each reap call took back (the metrics' reaped leases). */
+    private readonly observers: RuntimeHooksRegistry,
+  ) {}
 
   /** Whether the reaper is ticking (or about to start); a second start() is refused. */
   get running(): boolean {
@@ -104,11 +109,7 @@ export class Reaper {
         try {
           const ctx = this.queues.context(queue);
           if (!(await this.formats.allows(ctx))) continue;
-          for (
-            let call = 0;
-            call < CALLS_PER_TICK && (await reapExpired(ctx, batch, this.queues.queueOptions(queue))).more;
-            call++
-          );
+          for (let call = 0; call < CALLS_PER_TICK && (await this.reap(queue, batch)).more; call++);
           // Before promoting: a 'skip' schedule's overdue occurrence is replaced while it still
           // waits, rather than promoted and run (docs/schedules.md, "Missed runs").
           await this.sweepSchedules(queue);
@@ -123,6 +124,16 @@ export class Reaper {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** One reap call on `queue`; what it took back is told to the observers. */
+  private async reap(queue: string, batch: number): Promise<ReapOutcome> {
+    const ctx = this.queues.context(queue);
+    const outcome = await reapExpired(ctx, batch, this.queues.queueOptions(queue));
+    if (outcome.toPending + outcome.toDead > 0) {
+      this.observers.reaped(queue, outcome.toPending, outcome.toDead);
+    }
+    return outcome;
   }
 
   /** Whether `error` is a full Redis's refusal (said once for the run of them, see FullRedisNotice). */

@@ -1,0 +1,75 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { RuntimeHooks, SettledOutcome } from '../observability/runtime-hooks';
+import type { ClaimedJobRecord } from '../scripts/claim';
+
+/** Seconds: from a few milliseconds to five minutes, since handlers range from echoes to reports. */
+const HANDLER_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Seconds: a claim is one round trip (sub-millisecond on loopback) unless it is repeated or confirmed. */
+const CLAIM_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * This process's own worker runtime, as Prometheus metrics: what its claim loops claimed and how
+ * long each claim took, how long handlers ran and how each settlement ended (STALE included),
+ * and the expired leases its reaper took back. Registered as an observer of the runtime
+ * (RuntimeHooksRegistry); it only counts, so it never delays a job. Labels are the queue and
+ * a closed set of words, never a job id.
+ */
+export class RuntimeMetrics implements RuntimeHooks {
+  private readonly claimDuration: Histogram<'queue'>;
+  private readonly claimedJobs: Counter<'queue'>;
+  private readonly handlerDuration: Histogram<'queue' | 'outcome'>;
+  private readonly settlements: Counter<'queue' | 'outcome'>;
+  private readonly reapedLeases: Counter<'queue' | 'to'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.claimDuration = new Histogram({
+      name: 'echomq_claim_duration_seconds',
+      help: "Round trip of this process's claim calls, from the first send until the jobs are handed over (repeats included)",
+      labelNames: ['queue'],
+      buckets: CLAIM_BUCKETS,
+      registers,
+    });
+    this.claimedJobs = new Counter({
+      name: 'echomq_jobs_claimed_total',
+      help: 'Jobs claimed by this process',
+      labelNames: ['queue'],
+      registers,
+    });
+    this.handlerDuration = new Histogram({
+      name: 'echomq_handler_duration_seconds',
+      help: "How long this process's handlers ran, until they returned, threw or timed out, by how the job's settlement ended",
+      labelNames: ['queue', 'outcome'],
+      buckets: HANDLER_BUCKETS,
+      registers,
+    });
+    this.settlements = new Counter({
+      name: 'echomq_settlements_total',
+      help: "This process's settlements of claimed jobs by outcome: completed, retried, dead, stale (the lease had been lost), throttled, released, unknown",
+      labelNames: ['queue', 'outcome'],
+      registers,
+    });
+    this.reapedLeases = new Counter({
+      name: 'echomq_reaped_leases_total',
+      help: "Expired leases this process's reaper took back, to pending (attempts left) or to dead",
+      labelNames: ['queue', 'to'],
+      registers,
+    });
+  }
+
+  claimed(queue: string, jobs: readonly ClaimedJobRecord[], roundTripMs: number): void {
+    this.claimDuration.observe({ queue }, roundTripMs / 1_000);
+    if (jobs.length > 0) this.claimedJobs.inc({ queue }, jobs.length);
+  }
+
+  settled(queue: string, _record: ClaimedJobRecord, outcome: SettledOutcome, handlerMs?: number): void {
+    this.settlements.inc({ queue, outcome });
+    if (handlerMs !== undefined) this.handlerDuration.observe({ queue, outcome }, handlerMs / 1_000);
+  }
+
+  /** What one reap call of this process's reaper moved. */
+  reaped(queue: string, toPending: number, toDead: number): void {
+    if (toPending > 0) this.reapedLeases.inc({ queue, to: 'pending' }, toPending);
+    if (toDead > 0) this.reapedLeases.inc({ queue, to: 'dead' }, toDead);
+  }
+}

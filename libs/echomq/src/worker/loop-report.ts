@@ -1,0 +1,38 @@
+import type { ClaimLoop } from './claim-loop';
+import type { LoopStepView } from './loop-liveness';
+
+/**
+ * One processor's claim loop as the health indicator sees it:
+ * - claiming: the loop runs (`step` says what it does now);
+ * - stopped: not claiming, and not meant to (startProcessors: false, stopQueue, shutdown);
+ * - ended: an error escaped the loop while it should have claimed (`reason`);
+ * - registering: Redis was unreachable at boot, and the loop starts once the queue is registered;
+ * - refused: Redis says this worker must not serve the queue (e.g. a newer data format; `reason`).
+ */
+export type LoopState = 'claiming' | 'stopped' | 'ended' | 'registering' | 'refused';
+
+export interface ClaimLoopReport {
+  readonly queue: string;
+  readonly state: LoopState;
+  /** Whether the loop should be claiming now: every state but `stopped`. */
+  readonly expected: boolean;
+  /** While claiming: the step it is in, for how long, and that step's bound. */
+  readonly step?: LoopStepView;
+  /** Why it ended, or why it was refused. */
+  readonly reason?: string;
+}
+
+/** The report of one loop, given what the explorer knows of its queue's registration. */
+export function reportLoop(
+  queue: string,
+  loop: ClaimLoop,
+  serving: { readonly refused?: string; readonly registering: boolean },
+): ClaimLoopReport {
+  if (serving.refused !== undefined)
+    return { queue, state: 'refused', expected: true, reason: serving.refused };
+  if (serving.registering) return { queue, state: 'registering', expected: true };
+  if (!loop.claiming) return { queue, state: 'stopped', expected: false };
+  const ended = loop.health.endedBy;
+  if (ended !== undefined) return { queue, state: 'ended', expected: true, reason: ended };
+  return { queue, state: 'claiming', expected: true, step: loop.health.view() };
+}
