@@ -2,13 +2,16 @@ import { EchoMqModule } from '@app/echomq';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
-import { BearerTokenGuard } from './auth/bearer-token.guard';
+import { ApiAuthGuard } from './auth/api-auth.guard';
+import { AuthModule } from './auth/auth.module';
 import { ApiConfig } from './config/api-config';
 import { ApiConfigModule } from './config/api-config.module';
-import type { RawEnvironment } from './config/environment';
+import { dashboardEnabled, type RawEnvironment } from './config/environment';
+import { DashboardModule } from './dashboard/dashboard.module';
 import type { RedisTlsOptions } from './config/redis-tls-files';
 import { ApiExceptionFilter } from './errors/api-exception.filter';
 import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { QueuesModule } from './queues/queues.module';
 
 /** ioredis's `tls` when the environment gives TLS files (merged with what rediss:// turns on). */
@@ -45,13 +48,17 @@ export class AppModule {
             skipIf: () => config.throttleLimit === 0,
           }),
         }),
+        AuthModule,
         QueuesModule,
         HealthModule,
+        MetricsModule,
+        // EMQ_DASHBOARD=off leaves the module out: no routes, no sampler, no event readers.
+        ...(dashboardEnabled(env) ? [DashboardModule] : []),
       ],
       providers: [
         // Guards run in this order: throttle first, so unauthenticated floods are limited too.
         { provide: APP_GUARD, useClass: ThrottlerGuard },
-        { provide: APP_GUARD, useClass: BearerTokenGuard },
+        { provide: APP_GUARD, useClass: ApiAuthGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
       ],
     };

@@ -10,6 +10,9 @@ import { StrictValidationPipe } from './validation/strict-validation.pipe';
  */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const config = app.get(ApiConfig);
+  // Behind a proxy that ends TLS, its X-Forwarded-Proto decides whether the dashboard's cookie
+  // is Secure (and X-Forwarded-For which client the throttle counts); only when configured.
+  if (config.trustProxyHops > 0) app.set('trust proxy', config.trustProxyHops);
   // Helmet's defaults, except upgrade-insecure-requests: the api speaks plain HTTP (TLS, if
   // any, ends at a proxy), and upgrading would break the /docs assets served over http://.
   app.use(helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } }));

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import type { ApiEnvironment } from './environment';
+import { DASHBOARD_DEFAULTS, type ApiEnvironment } from './environment';
 import { readRedisTls, REDIS_TLS_VARIABLES, type RedisTlsOptions } from './redis-tls-files';
 
 /** Typed, read-only access to the validated environment; inject this, not process.env. */
@@ -46,6 +46,30 @@ export class ApiConfig {
 
   get keyPrefix(): string | undefined {
     return this.config.get('EMQ_KEY_PREFIX', { infer: true });
+  }
+
+  /** Whether the dashboard is served (EMQ_DASHBOARD is not `off`). */
+  get dashboardEnabled(): boolean {
+    return this.config.get('EMQ_DASHBOARD', { infer: true }) !== 'off';
+  }
+
+  get dashboardRefreshMs(): number {
+    return (
+      this.config.get('EMQ_DASHBOARD_REFRESH_MS', { infer: true }) ??
+      DASHBOARD_DEFAULTS.EMQ_DASHBOARD_REFRESH_MS
+    );
+  }
+
+  get dashboardSessionTtlMs(): number {
+    return (
+      this.config.get('EMQ_DASHBOARD_SESSION_TTL_MS', { infer: true }) ??
+      DASHBOARD_DEFAULTS.EMQ_DASHBOARD_SESSION_TTL_MS
+    );
+  }
+
+  /** Proxy hops to trust for X-Forwarded-Proto / -For; 0 when unset (the api is reached directly). */
+  get trustProxyHops(): number {
+    return this.config.get('EMQ_TRUST_PROXY', { infer: true }) ?? 0;
   }
 
   /**

@@ -23,6 +23,14 @@ export interface ApiEnvironment extends RedisTlsSettings {
   readonly EMQ_NODE_ID?: number;
   /** The key prefix of every EchoMQ key (the library's keyPrefix); absent keeps `emq`. */
   readonly EMQ_KEY_PREFIX?: string;
+  /** `off` removes the dashboard (its routes answer 404, the guard takes no session cookie); absent is on. */
+  readonly EMQ_DASHBOARD?: 'on' | 'off';
+  /** How often the dashboard's overview is read while someone watches; absent: DASHBOARD_DEFAULTS. */
+  readonly EMQ_DASHBOARD_REFRESH_MS?: number;
+  /** How long a dashboard session lasts after its login; absent: DASHBOARD_DEFAULTS. */
+  readonly EMQ_DASHBOARD_SESSION_TTL_MS?: number;
+  /** Proxy hops whose X-Forwarded-* headers are believed (Express's trust proxy); absent: none. */
+  readonly EMQ_TRUST_PROXY?: number;
   // And EMQ_REDIS_TLS_CA_FILE, _CERT_FILE, _KEY_FILE, _SERVERNAME (RedisTlsSettings): TLS to a
   // rediss:// REDIS_URL with a private CA and a client certificate; the files are read at boot.
 }
@@ -36,6 +44,15 @@ export const ENV_DEFAULTS = {
   EMQ_BODY_LIMIT: '1mb',
   EMQ_THROTTLE_LIMIT: 6000,
   EMQ_THROTTLE_TTL_MS: 60_000,
+} as const;
+
+/**
+ * The dashboard's defaults, applied by ApiConfig rather than written into the validated
+ * environment, so a variable left unset reads as unset there.
+ */
+export const DASHBOARD_DEFAULTS = {
+  EMQ_DASHBOARD_REFRESH_MS: 2_000,
+  EMQ_DASHBOARD_SESSION_TTL_MS: 8 * 3_600_000,
 } as const;
 
 const MAX_BODY_LIMIT = 64 * 1024 ** 2;
@@ -115,6 +132,20 @@ function apiToken(env: RawEnvironment, problems: Problems): string | undefined {
   return text;
 }
 
+function dashboardSwitch(env: RawEnvironment, problems: Problems): 'on' | 'off' | undefined {
+  const text = raw(env, 'EMQ_DASHBOARD');
+  if (text === undefined || text === 'on' || text === 'off') return text;
+  return problems.add('EMQ_DASHBOARD', 'on or off', text);
+}
+
+/**
+ * Whether the dashboard is served. Read by AppModule.forRoot before the environment is
+ * validated (which module to import is decided there); a bad value fails that validation.
+ */
+export function dashboardEnabled(env: RawEnvironment): boolean {
+  return raw(env, 'EMQ_DASHBOARD') !== 'off';
+}
+
 function keyPrefix(env: RawEnvironment, problems: Problems): string | undefined {
   const text = raw(env, 'EMQ_KEY_PREFIX');
   if (text === undefined || isValidKeyPrefix(text)) return text;
@@ -143,6 +174,10 @@ export function validateEnvironment(env: RawEnvironment): ApiEnvironment {
       integer(env, problems, 'EMQ_THROTTLE_TTL_MS', 1, 86_400_000) ?? ENV_DEFAULTS.EMQ_THROTTLE_TTL_MS,
     EMQ_NODE_ID: integer(env, problems, 'EMQ_NODE_ID', 0, 1023),
     EMQ_KEY_PREFIX: keyPrefix(env, problems),
+    EMQ_DASHBOARD: dashboardSwitch(env, problems),
+    EMQ_DASHBOARD_REFRESH_MS: integer(env, problems, 'EMQ_DASHBOARD_REFRESH_MS', 100, 60_000),
+    EMQ_DASHBOARD_SESSION_TTL_MS: integer(env, problems, 'EMQ_DASHBOARD_SESSION_TTL_MS', 60_000, 604_800_000),
+    EMQ_TRUST_PROXY: integer(env, problems, 'EMQ_TRUST_PROXY', 0, 32),
     ...tls,
   };
   if (problems.list.length > 0) {

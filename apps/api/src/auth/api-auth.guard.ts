@@ -1,0 +1,64 @@
+import {
+  type CanActivate,
+  type ExecutionContext,
+  ForbiddenException,
+  Injectable,
+  UnauthorizedException,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { ApiConfig } from '../config/api-config';
+import { passesCsrfRule } from './csrf';
+import { DashboardSessions } from './dashboard-sessions';
+import { IS_PUBLIC } from './public.decorator';
+import { sessionCookieOf } from './session-cookie';
+import { bearerToken, tokensMatch } from './token-match';
+
+/**
+ * Global guard: when EMQ_API_TOKEN is set, every route not marked @Public() needs either
+ * `Authorization: Bearer <token>` or a live dashboard session cookie (a browser cannot put a
+ * bearer header on a page load or an EventSource). A request that sends an Authorization
+ * header is judged by it alone. A write authenticated by the cookie must also carry the
+ * dashboard's CSRF header (403 without it). Guards run before pipes and handlers, so a
+ * rejected request never reaches Redis.
+ */
+@Injectable()
+export class ApiAuthGuard implements CanActivate {
+  constructor(
+    private readonly config: ApiConfig,
+    private readonly reflector: Reflector,
+    private readonly sessions: DashboardSessions,
+  ) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const expected = this.config.apiToken;
+    if (expected === undefined) return true;
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (isPublic) return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    const header = request.headers.authorization;
+    if (header === undefined && this.hasSession(request)) {
+      if (!passesCsrfRule(request)) {
+        throw new ForbiddenException(
+          'A write authenticated by the dashboard session must send the header X-EMQ-Dashboard: 1',
+        );
+      }
+      return true;
+    }
+    const presented = bearerToken(header);
+    if (presented === undefined || !tokensMatch(presented, expected)) {
+      // RFC 6750: tell the client which scheme the resource expects.
+      http.getResponse<Response>().setHeader('WWW-Authenticate', 'Bearer realm="echomq"');
+      throw new UnauthorizedException('A valid bearer token is required (Authorization: Bearer <token>)');
+    }
+    return true;
+  }
+
+  private hasSession(request: Request): boolean {
+    return this.config.dashboardEnabled && this.sessions.verify(sessionCookieOf(request));
+  }
+}

@@ -1,0 +1,122 @@
+import {
+  assertJobId,
+  InvalidArgumentError,
+  RECENT_COMPLETED_MAX,
+  type QueueService,
+  type StateSet,
+} from '@app/echomq/internal';
+
+/** One id of a listing and the cursor that continues right after it. */
+export interface ListItem {
+  readonly id: string;
+  readonly cursor: string;
+  /** completed only: when it completed, from its event. */
+  readonly completedAt?: Date;
+  readonly result?: unknown;
+}
+
+/**
+ * A listing read in order, a page at a time: up to `count` items after `cursor` (undefined:
+ * from the start). Fewer than `count` means the listing ended.
+ */
+export type ListSource = (cursor: string | undefined, count: number) => Promise<ListItem[]>;
+
+export type ListState = StateSet | 'completed';
+
+/** Pending and dead: newest first by id, continued after an id (the library's own browse). */
+function byId(queues: QueueService, queue: string, state: 'pending' | 'dead', lane?: string): ListSource {
+  return async (cursor, count) => {
+    const ids = await queues.browse(queue, state, {
+      limit: count,
+      ...(cursor === undefined ? {} : { after: cursor }),
+      ...(lane === undefined ? {} : { lane }),
+    });
+    return ids.map((id) => ({ id, cursor: id }));
+  };
+}
+
+/**
+ * A cursor into a set ordered by score (active by lease deadline, schedule by run-at):
+ * `<score>:<n>`, the n-th member with that score. Members with equal scores are in byte order,
+ * so "skip n at this score" continues exactly while those members stay (a member leaving the
+ * tie meanwhile shifts the page by one, which a dashboard can bear).
+ */
+function parseScoreCursor(cursor: string): { score: string; skip: number } {
+  const match = /^(-?\d{1,16}(?:\.\d{1,17})?(?:e[+-]?\d{1,3})?):(\d{1,7})$/i.exec(cursor);
+  if (!match || !Number.isFinite(Number(match[1]))) {
+    throw new InvalidArgumentError('after must be the `next` of the previous page');
+  }
+  return { score: match[1], skip: Number(match[2]) };
+}
+
+function byScore(queues: QueueService, queue: string, state: 'active' | 'schedule'): ListSource {
+  return async (cursor, count) => {
+    const from = cursor === undefined ? { score: '-inf', skip: 0 } : parseScoreCursor(cursor);
+    const ctx = queues.context(queue);
+    const flat = await ctx.redis.zrange(
+      ctx.keys.set(state),
+      from.score,
+      '+inf',
+      'BYSCORE',
+      'LIMIT',
+      from.skip,
+      count,
+      'WITHSCORES',
+    );
+    const items: ListItem[] = [];
+    let run = from;
+    for (let i = 0; i < flat.length; i += 2) {
+      const score = flat[i + 1];
+      run = score === run.score ? { score, skip: run.skip + 1 } : { score, skip: 1 };
+      items.push({ id: flat[i], cursor: `${run.score}:${run.skip}` });
+    }
+    return items;
+  };
+}
+
+/**
+ * Completed: the recent-completed history (newest first, from the event stream), which has no
+ * cursor of its own: each page reads it again, as far as needed (at most RECENT_COMPLETED_MAX),
+ * and continues after the id given. An id that aged out of that window ends the listing.
+ */
+function completed(queues: QueueService, queue: string): ListSource {
+  return async (cursor, count) => {
+    const limit = cursor === undefined ? Math.min(count, RECENT_COMPLETED_MAX) : RECENT_COMPLETED_MAX;
+    const recent = await queues.recentCompleted(queue, { limit });
+    const start = cursor === undefined ? 0 : recent.findIndex(({ id }) => id === cursor) + 1;
+    if (start === 0 && cursor !== undefined) return [];
+    return recent.slice(start, start + count).map(({ id, completedAt, result }) => ({
+      id,
+      cursor: id,
+      completedAt,
+      ...(result === undefined ? {} : { result }),
+    }));
+  };
+}
+
+/** The source of one state's listing; a pending listing of one lane is read from that lane alone. */
+export function listSource(
+  queues: QueueService,
+  queue: string,
+  state: ListState,
+  lane: string | undefined,
+): ListSource {
+  switch (state) {
+    case 'pending':
+      return byId(queues, queue, 'pending', lane);
+    case 'dead':
+      return byId(queues, queue, 'dead');
+    case 'active':
+    case 'schedule':
+      return byScore(queues, queue, state);
+    case 'completed':
+      return completed(queues, queue);
+  }
+}
+
+/** Checks an id cursor (pending, dead, completed) before anything is read. */
+export function checkCursor(state: ListState, cursor: string | undefined): void {
+  if (cursor === undefined) return;
+  if (state === 'active' || state === 'schedule') parseScoreCursor(cursor);
+  else assertJobId(cursor);
+}
