@@ -117,6 +117,11 @@ describe('the dashboard in a real browser', () => {
 
     await page.locator('.job-page .badge[data-state="dead"]').waitFor();
     await page.locator('pre.error').filter({ hasText: 'Error: demo failure 1 of 1' }).waitFor();
+    // The stack the worker kept: the error's first line, then its frames.
+    await page
+      .locator('pre.stack')
+      .filter({ hasText: /demo failure 1 of 1[\s\S]*\sat\s/ })
+      .waitFor();
     await page
       .locator('dd[data-fact="attempts"]')
       .filter({ hasText: /^1 \(0 of 1 left/ })

@@ -153,6 +153,7 @@ export function jobView(root, route) {
         ...(when('Finished', job.finishedAt) ?? []),
       ),
       job.lastError !== undefined ? block('Last error', job.lastError, 'error') : null,
+      job.lastErrorStack !== undefined ? block('Stack trace', job.lastErrorStack, 'stack') : null,
       block('Data', json(job.data)),
       'result' in job ? block('Result', json(job.result)) : null,
       'progress' in job ? block('Progress', json(job.progress)) : null,

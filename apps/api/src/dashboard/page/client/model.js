@@ -57,6 +57,7 @@
  * @property {string} [runAt]
  * @property {string} [leaseDeadline]
  * @property {string} [lastError]
+ * @property {string} [lastErrorStack]
  * @property {unknown} [result]
  * @property {string} [finishedAt]
  * @property {unknown} [progress]
