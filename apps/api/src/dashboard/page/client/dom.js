@@ -108,9 +108,12 @@ export function confirmButton(label, confirmLabel, action, props = {}) {
     }
     reset();
     button.disabled = true;
-    action().finally(() => {
-      button.disabled = false;
-    });
+    // Each action reports its own failure on the page (act); a rejection here has been shown.
+    void action()
+      .catch(() => undefined)
+      .finally(() => {
+        button.disabled = false;
+      });
   });
   return button;
 }
