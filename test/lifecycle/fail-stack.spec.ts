@@ -8,6 +8,7 @@ import {
   type JobId,
   type ScriptContext,
 } from '@app/echomq/internal';
+import { ERROR_STACK_MAX, ERROR_TEXT_MAX } from '@app/echomq/scripts/limits';
 import { failRequest } from '@app/echomq/worker/fail-request';
 import type { Redis } from 'ioredis';
 import { jobRecord } from '../support/assertions';
@@ -30,8 +31,8 @@ describe('fail: the stack trace of the error', () => {
     return toJobView(ctx.keys.queue, id as JobId, await readJobView(ctx, id));
   }
 
-  async function claimAgain(ctx: ScriptContext, leaseMs = 30_000): Promise<ClaimedJobRecord> {
-    const { jobs } = await claimJobs(ctx, { count: 1, leaseMs, claimantPrefix: `again-${mint()}` });
+  async function claimAgain(ctx: ScriptContext): Promise<ClaimedJobRecord> {
+    const { jobs } = await claimJobs(ctx, { count: 1, leaseMs: 30_000, claimantPrefix: `again-${mint()}` });
     return jobs[0];
   }
 
@@ -66,14 +67,43 @@ describe('fail: the stack trace of the error', () => {
     expect((await view(ctx, jobs[0].id))?.lastErrorStack).toHaveLength(8_192);
   });
 
+  it('cuts a long non-ASCII stack between characters, so the row keeps it whole and valid', async () => {
+    const { ctx, jobs } = await enqueueAndClaim(redis, 'stack', [jobRecord(mint(), { maxAttempts: 5 })]);
+    let claim = jobs[0];
+    for (const frame of ['    at étape (fichier-é.ts:1:1)\n', '    at 処理 (ファイル.ts:1:1) 😀\n']) {
+      const thrown = new Error('échec');
+      thrown.stack = `Error: échec\n${frame.repeat(1_000)}`;
+      const request = failRequest({ type: 'fixed', delayMs: 0 }, claim, thrown);
+      expect(Buffer.byteLength(request.stack!)).toBeLessThanOrEqual(ERROR_STACK_MAX);
+      expect(Buffer.byteLength(request.stack!)).toBeGreaterThan(ERROR_STACK_MAX - 8);
+      expect(request.stack).toMatch(/\.\.\.$/);
+      expect(thrown.stack.startsWith(request.stack!.slice(0, -3))).toBe(true);
+      await failJob(ctx, claim, request);
+      // Read back byte for byte: the script cut nothing more (no half character, no U+FFFD).
+      const raw = await redis.hgetBuffer(ctx.keys.job(claim.id), 'es');
+      expect(raw?.equals(Buffer.from(request.stack!))).toBe(true);
+      expect((await view(ctx, claim.id))?.lastErrorStack).toBe(request.stack);
+      claim = await claimAgain(ctx);
+    }
+  });
+
+  it('cuts a long non-ASCII error text between characters too', async () => {
+    const { ctx, jobs } = await enqueueAndClaim(redis, 'stack', [jobRecord(mint(), { maxAttempts: 5 })]);
+    const request = failRequest({ type: 'fixed', delayMs: 0 }, jobs[0], 'é'.repeat(ERROR_TEXT_MAX));
+    expect(Buffer.byteLength(request.error)).toBeLessThanOrEqual(ERROR_TEXT_MAX);
+    expect(request.error).toBe(`${'é'.repeat((ERROR_TEXT_MAX - 3) >> 1)}...`);
+    await failJob(ctx, jobs[0], request);
+    expect((await view(ctx, jobs[0].id))?.lastError).toBe(request.error);
+  });
+
   it('a reaped lease replaces the error and drops the stack of the attempt before', async () => {
     const { ctx, jobs } = await enqueueAndClaim(redis, 'stack', [jobRecord(mint(), { maxAttempts: 5 })]);
     await failJob(ctx, jobs[0], failRequest({ type: 'fixed', delayMs: 0 }, jobs[0], new Error('first')));
-    await claimAgain(ctx, 1);
-    // The 1 ms lease has run out once the server clock moved past it.
-    let reaped = 0;
-    for (let tries = 0; reaped === 0 && tries < 200; tries++) reaped = (await reapExpired(ctx, 10)).toPending;
-    expect(reaped).toBe(1);
+    expect((await view(ctx, jobs[0].id))?.lastErrorStack).toContain('Error: first');
+    await claimAgain(ctx);
+    // Its lease deadline rewritten into the past: one reap takes it back.
+    await redis.zadd(ctx.keys.active, 0, jobs[0].id);
+    expect(await reapExpired(ctx, 10)).toMatchObject({ toPending: 1, toDead: 0 });
     const after = await view(ctx, jobs[0].id);
     expect(after?.lastError).toMatch(/^lease expired during attempt 2$/);
     expect(after).not.toHaveProperty('lastErrorStack');

@@ -103,9 +103,15 @@ describe('tracing an enqueue', () => {
     const firstContext = await row(queue, first.id);
     const second = await queues.submit(queue, { v: 2 }, { debounce });
     expect(second).toEqual({ id: first.id, outcome: 'replaced' });
+    // Each publish names the job it came to: the one the debounce replaced, not the id it minted.
     expect(
-      tracing.named(`${queue} publish`).map((span) => span.attributes['echomq.enqueue.outcome']),
-    ).toEqual(['created', 'replaced']);
+      tracing
+        .named(`${queue} publish`)
+        .map((span) => [span.attributes['echomq.enqueue.outcome'], span.attributes['messaging.message.id']]),
+    ).toEqual([
+      ['created', first.id],
+      ['replaced', first.id],
+    ]);
     expect(parsedCarrier(firstContext).spanId).toBe(
       tracing.named(`${queue} publish`)[0].spanContext().spanId,
     );
@@ -119,12 +125,40 @@ describe('tracing an enqueue', () => {
     await expect(queues.enqueue(queue, { v: 2 }, { idempotencyKey: 'order-1' })).resolves.toBe(id);
     const outcomes = tracing
       .named(`${queue} publish`)
-      .map((span) => span.attributes['echomq.enqueue.outcome']);
-    expect(outcomes).toEqual(['created', 'matched']);
+      .map((span) => [span.attributes['echomq.enqueue.outcome'], span.attributes['messaging.message.id']]);
+    expect(outcomes).toEqual([
+      ['created', id],
+      ['matched', id],
+    ]);
     expect(await row(queue, id)).toBe(context);
   });
 
-  it('a refused enqueue ends its span with an error status and the exception', async () => {
+  it("an enqueueMany's create spans end with the call, each naming the job its item came to", async () => {
+    const queue = uniqueQueue('trace-many-idem');
+    const existing = await queues.enqueue(queue, { v: 0 }, { idempotencyKey: 'order-2' });
+    tracing.exporter.reset();
+    const ids = await queues.enqueueMany(queue, [
+      { data: 1 },
+      { data: 2, idempotencyKey: 'order-2' },
+      { data: 3, idempotencyKey: 'order-3' },
+    ]);
+    expect(ids[1]).toBe(existing);
+    const creates = tracing.named(`${queue} create`);
+    expect(
+      creates.map((span) => [
+        span.attributes['echomq.enqueue.outcome'],
+        span.attributes['messaging.message.id'],
+      ]),
+    ).toEqual([
+      ['created', ids[0]],
+      ['matched', existing],
+      ['created', ids[2]],
+    ]);
+    // The matched item wrote nothing: the job that was there keeps its own context.
+    expect(parsedCarrier(await row(queue, existing)).spanId).not.toBe(creates[1].spanContext().spanId);
+  });
+
+  it('a refused enqueue ends its span with an error status and the exception, and starts no create span', async () => {
     const queue = uniqueQueue('trace-refused');
     await expect(queues.enqueueMany(queue, [{ data: 1 }, { data: 2, priority: 42 }])).rejects.toThrow(
       /priority/,
@@ -133,5 +167,8 @@ describe('tracing an enqueue', () => {
     expect(publish.status.code).toBe(SpanStatusCode.ERROR);
     expect(publish.events.map((event) => event.name)).toEqual(['exception']);
     expect(await redis.exists(queueKeys(queue).pending)).toBe(0);
+    // No create span names a job that was never written (the first item passed its checks).
+    expect(tracing.named(`${queue} create`)).toEqual([]);
+    expect(publish.attributes['messaging.message.id']).toBeUndefined();
   });
 });

@@ -1,19 +1,18 @@
 import type { INestApplication } from '@nestjs/common';
 import { Processor, QueueService } from '@app/echomq';
 import { claimJobs, completeJobs, queueKeys } from '@app/echomq/internal';
-import { advanceSchedule } from '@app/echomq/schedules/advance-schedule';
-import { upsertSchedule } from '@app/echomq/schedules/upsert-schedule';
-import type { JobId } from '@app/echomq';
 import type { Redis } from 'ioredis';
 import { bootApp } from '../support/nest';
-import { connect, idMinter, uniqueQueue } from '../support/redis';
+import { connect, redisUrl, uniqueQueue } from '../support/redis';
+import { EventTail } from '../worker/fixtures/support';
 import { parsedCarrier, TestTracing } from './support/otel';
 
 const queue = uniqueQueue('trace-schedule');
 
-// Completed rows retained, so the advance at claim always finds the occurrence's row (the
-// second test covers one whose row is gone).
-@Processor(queue, { retainCompletedMs: 60_000 })
+// Completed rows are not retained (the default), and the handler is fast: its completion often
+// deletes the occurrence's row before the advance beside it runs, so the next occurrence keeps
+// the upsert's context only because the worker passes the one its claim read.
+@Processor(queue)
 class TickProcessor {
   process() {
     return 'tick';
@@ -27,12 +26,16 @@ class TickProcessor {
 describe('tracing a schedule', () => {
   let tracing: TestTracing;
   let app: INestApplication;
+  let queues: QueueService;
   let redis: Redis;
 
   beforeAll(async () => {
     tracing = TestTracing.install();
     redis = connect();
-    app = await bootApp([TickProcessor], { tracing: true });
+    // The reaper's schedule sweep (which also advances) runs at boot and then not within the
+    // test: every advance here is the worker's own, beside the handler.
+    app = await bootApp([TickProcessor], { tracing: true, reaper: { intervalMs: 60_000 } });
+    queues = app.get(QueueService);
   });
   afterAll(async () => {
     await app.close();
@@ -40,22 +43,9 @@ describe('tracing a schedule', () => {
     await tracing.uninstall();
   });
 
-  const mint = idMinter(77);
-  const depsOf = (queues: QueueService) => ({
-    mintIds: (count: number) => Promise.resolve(Array.from({ length: count }, () => mint() as JobId)),
-    repeat: () => ({ untilMs: Number.MAX_SAFE_INTEGER, retryUnavailable: false }),
-    registerIfDue: (name: string) => queues.register(name),
-    payloadLimitBytes: 1_000_000,
-    // (QueueService passes the module option once schedule-surface.ts does; here it is given)
-    tracing: true,
-  });
-
   it("every occurrence carries the upsert's context, and its process span links to it without joining its trace", async () => {
-    const queues = app.get(QueueService);
-    const ctx = queues.context(queue);
-    const deps = depsOf(queues);
     const upserted = await tracing.tracer.startActiveSpan('deploy', async (span) => {
-      const result = await upsertSchedule(ctx, 'tick', { everyMs: 3_600_000 }, { data: {} }, deps);
+      const result = await queues.upsertSchedule(queue, 'tick', { everyMs: 3_600_000 }, { data: {} });
       span.end();
       return result;
     });
@@ -65,48 +55,61 @@ describe('tracing a schedule', () => {
       'echomq.enqueue.outcome': 'created',
     });
     const keys = queueKeys(queue);
-    const first = upserted.nextId;
-    const carried = await redis.hget(keys.job(first), 'tc');
+    const carried = await redis.hget(keys.job(upserted.nextId), 'tc');
     expect(parsedCarrier(carried).spanId).toBe(publish.spanContext().spanId);
 
-    // Time passes for the occurrence (its run-at rewritten into the past): the reaper promotes it.
-    await redis.zadd(keys.schedule, 0, first);
-    await expect(queues.waitFor(queue, first, 10_000)).resolves.toBe('tick');
-    const process = await tracing.waitFor(
-      () =>
-        tracing.withAttribute('messaging.message.id', first).find((span) => span.name === `${queue} process`),
-      "the occurrence's process span",
-    );
-    expect(process.attributes['echomq.schedule.key']).toBe('tick');
-    expect(process.parentSpanContext).toBeUndefined();
-    expect(process.spanContext().traceId).not.toBe(publish.spanContext().traceId);
-    expect(process.links.map((link) => link.context.spanId)).toContain(publish.spanContext().spanId);
-
-    // The occurrence its claim advanced to (beside the handler, so polled for) carries the same context.
-    let next: string | null | undefined = first;
-    for (const until = Date.now() + 10_000; next === first && Date.now() < until;) {
-      next = (await queues.getSchedule(queue, 'tick'))?.nextId;
-      if (next === first) await new Promise((resolve) => setTimeout(resolve, 20));
+    // Three occurrences in a row: each is promoted (time passes for it), runs, and its row goes
+    // with its completion; the one its claim advanced to carries the same context.
+    const tail = await EventTail.open(redisUrl(), queue);
+    const ran: string[] = [];
+    let current: string = upserted.nextId;
+    try {
+      for (let run = 0; run < 3; run++) {
+        await queues.promote(queue, current);
+        const { ids: next } = await tail.next((event) => event.type === 'enqueued');
+        await expect(queues.waitFor(queue, current, 10_000)).resolves.toBe('tick');
+        expect(next).not.toBe(current);
+        expect(await redis.hget(keys.job(next), 'tc')).toBe(carried);
+        ran.push(current);
+        current = next;
+      }
+    } finally {
+      tail.close();
     }
-    expect(next).not.toBe(first);
-    expect(await redis.hget(keys.job(next!), 'tc')).toBe(carried);
+    for (const id of ran) {
+      const process = await tracing.waitFor(
+        () =>
+          tracing.withAttribute('messaging.message.id', id).find((span) => span.name === `${queue} process`),
+        `the process span of occurrence ${id}`,
+      );
+      expect(process.attributes['echomq.schedule.key']).toBe('tick');
+      expect(process.parentSpanContext).toBeUndefined();
+      expect(process.spanContext().traceId).not.toBe(publish.spanContext().traceId);
+      expect(process.links.map((link) => link.context.spanId)).toContain(publish.spanContext().spanId);
+    }
+    // Not retained: the occurrences that ran left no row.
+    expect(await Promise.all(ran.map((id) => redis.exists(keys.job(id))))).toEqual([0, 0, 0]);
   });
 
   it("the next occurrence carries the context its claim read when the claimed one's row is gone", async () => {
-    const queues = app.get(QueueService);
     // A queue no processor serves: the claim, completion and advance are made here, in that order.
-    const ctx = queues.context(uniqueQueue('trace-schedule-gone'));
-    const deps = depsOf(queues);
-    const { nextId: first } = await upsertSchedule(ctx, 'tick', { everyMs: 3_600_000 }, { data: {} }, deps);
-    await redis.zadd(ctx.keys.schedule, 0, first);
+    const other = uniqueQueue('trace-schedule-gone');
+    const ctx = queues.context(other);
+    const { nextId: first } = await queues.upsertSchedule(
+      other,
+      'tick',
+      { everyMs: 3_600_000 },
+      { data: {} },
+    );
+    await queues.promote(other, first);
     const { jobs } = await claimJobs(ctx, { count: 1, leaseMs: 30_000, claimantPrefix: 'sched' });
     expect(jobs.map((job) => job.id)).toEqual([first]);
     const carried = jobs[0].traceContext;
     expect(parsedCarrier(carried).traceId).toMatch(/^[0-9a-f]{32}$/);
     await completeJobs(ctx, [{ claim: jobs[0], result: '' }], 0);
     expect(await redis.exists(ctx.keys.job(first))).toBe(0);
-    await expect(advanceSchedule(ctx, 'tick', first, deps, false, carried)).resolves.toBe('advanced');
-    const next = (await queues.getSchedule(ctx.keys.queue, 'tick'))!.nextId!;
+    await expect(queues.advanceSchedule(other, 'tick', first, false, carried)).resolves.toBe('advanced');
+    const next = (await queues.getSchedule(other, 'tick'))!.nextId!;
     expect(await redis.hget(ctx.keys.job(next), 'tc')).toBe(carried);
   });
 });

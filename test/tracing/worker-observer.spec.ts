@@ -2,11 +2,12 @@ import * as api from '@opentelemetry/api';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { StaleJobError, type ClaimedJobRecord } from '@app/echomq/internal';
 import { WorkerTracing } from '@app/echomq/tracing/worker-tracing';
-import { TestTracing } from './support/otel';
+import { TestTracing, traceparentOf } from './support/otel';
 
 /**
  * The worker's observer on its own, for the paths a healthy worker seldom takes: a settlement
- * refused as stale, a settlement whose end is never reported, a job released unstarted.
+ * refused as stale, a settlement whose end is never reported, a settlement without a process
+ * span, and an SDK that throws while the observer makes or ends a span.
  */
 describe("the worker's tracing observer", () => {
   let tracing: TestTracing;
@@ -18,7 +19,13 @@ describe("the worker's tracing observer", () => {
     observer = new WorkerTracing(api);
   });
   afterAll(() => tracing.uninstall());
-  beforeEach(() => tracing.exporter.reset());
+  beforeEach(() => {
+    tracing.exporter.reset();
+    tracing.faults.reset();
+  });
+
+  /** The next turn of the event loop: after the observer's own fallback end of a settle span. */
+  const nextTurn = () => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
   function record(): ClaimedJobRecord {
     seq += 1;
@@ -81,5 +88,58 @@ describe("the worker's tracing observer", () => {
     observer.settled('q', job, 'throttled');
     expect(tracing.named('q process')[0].status.code).toBe(SpanStatusCode.UNSET);
     expect(tracing.named('q throttle')[0].status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it("a settlement span the SDK cannot make (onStart throws): the settlement runs untraced, once, with run's outcome", async () => {
+    tracing.faults.onStart = / complete$/;
+    const job = record();
+    await observer.aroundHandler('q', job, async () => 'done');
+    let calls = 0;
+    const settled = observer.aroundSettle('q', job, 'complete', async () => {
+      calls += 1;
+      return [true];
+    });
+    await expect(settled).resolves.toEqual([true]);
+    expect(calls).toBe(1);
+    expect(tracing.faults.thrown).toBe(1);
+    observer.settled('q', job, 'completed');
+    // The process span still ends, with the outcome.
+    expect(tracing.named('q process')[0].attributes['echomq.settlement.outcome']).toBe('completed');
+    expect(tracing.named('q complete')).toEqual([]);
+  });
+
+  it('a settle span whose end throws, ended by the fallback a turn later: nothing escapes', async () => {
+    const escaped: unknown[] = [];
+    const onUncaught = (error: unknown) => escaped.push(error);
+    process.on('uncaughtException', onUncaught);
+    try {
+      tracing.faults.onEnd = / release$/;
+      await expect(observer.aroundSettle('q', record(), 'release', async () => [true])).resolves.toEqual([
+        true,
+      ]);
+      await nextTurn();
+      expect(tracing.faults.thrown).toBe(1);
+      expect(escaped).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+
+  it("a settlement without a process span is a child of the producer's context, and linked to it", async () => {
+    const producer = tracing.tracer.startSpan('publish');
+    producer.end();
+    const job = {
+      ...record(),
+      traceContext: JSON.stringify({ traceparent: traceparentOf(producer.spanContext()) }),
+    };
+    await observer.aroundSettle('q', job, 'release', async () => [true]);
+    observer.settled('q', job, 'released');
+    const [release] = tracing.named('q release');
+    expect(release.parentSpanContext?.spanId).toBe(producer.spanContext().spanId);
+    expect(release.spanContext().traceId).toBe(producer.spanContext().traceId);
+    expect(release.links.map((link) => link.context.spanId)).toEqual([producer.spanContext().spanId]);
+    expect(release.attributes['echomq.settlement.outcome']).toBe('released');
+    expect(release.status.code).toBe(SpanStatusCode.UNSET);
+    expect(tracing.named('q process')).toEqual([]);
   });
 });

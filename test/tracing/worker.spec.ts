@@ -2,7 +2,7 @@ import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { INestApplication } from '@nestjs/common';
 import { Processor, QueueService, type Job } from '@app/echomq';
-import { queueKeys } from '@app/echomq/internal';
+import { ProcessorExplorer, queueKeys } from '@app/echomq/internal';
 import type { Redis } from 'ioredis';
 import { bootApp } from '../support/nest';
 import { connect, uniqueQueue } from '../support/redis';
@@ -10,11 +10,14 @@ import { TestTracing } from './support/otel';
 
 const queue = uniqueQueue('trace-worker');
 let tracing: TestTracing;
+/** The span active inside each job's handler (by job id), as the handler saw it. */
+const activeInHandler = new Map<string, string | undefined>();
 
 /** Completes, or throws while `data.fail` attempts remain; each run makes a span of its own. */
 @Processor(queue, { concurrency: 4, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 0 } })
 class TracedProcessor {
   process(job: Job<{ fail?: number }>) {
+    activeInHandler.set(job.id, trace.getActiveSpan()?.spanContext().spanId);
     tracing.tracer.startSpan('handler work').end();
     if (job.attempt <= (job.data.fail ?? 0)) throw new Error(`attempt ${job.attempt} failed`);
     return { ok: job.attempt };
@@ -154,6 +157,12 @@ describe('tracing a worker', () => {
   it('a trace context on the row that does not parse does not break the job: it starts a trace of its own', async () => {
     const planted = ['not json', '{"traceparent":"00-zz-yy-01"}', '[1]', '{"traceparent":7}'];
     const keys = queueKeys(queue);
+    // The span active where the worker itself runs, once each job completed (its own event,
+    // emitted by the runner after the settlement, outside the handler).
+    const activeInWorker = new Map<string, string | undefined>();
+    const loop = app.get(ProcessorExplorer).loop(queue)!;
+    const onCompleted = (id: string) => activeInWorker.set(id, trace.getActiveSpan()?.spanContext().spanId);
+    loop.events.on('completed', onCompleted);
     // Paused, so no worker claims the jobs before their rows are rewritten.
     await queues.pause(queue);
     const ids = await queues.enqueueMany(
@@ -165,6 +174,8 @@ describe('tracing a worker', () => {
     for (const id of ids) await expect(queues.waitFor(queue, id, 10_000)).resolves.toEqual({ ok: 1 });
     for (const id of ids) {
       const process = only(await spansOf(id, 'complete'), 'process');
+      // Inside its handler the job's own process span is active, not an earlier job's.
+      expect(activeInHandler.get(id)).toBe(process.spanContext().spanId);
       const create = only(tracing.withAttribute('messaging.message.id', id), 'create');
       expect(process.parentSpanContext).toBeUndefined();
       expect(process.spanContext().traceId).not.toBe(create.spanContext().traceId);
@@ -177,6 +188,7 @@ describe('tracing a worker', () => {
       expect(process.attributes['echomq.settlement.outcome']).toBe('completed');
     }
     // Outside a handler no span is active: the worker does not leak a job's context.
-    expect(trace.getActiveSpan()).toBeUndefined();
+    loop.events.off('completed', onCompleted);
+    expect([...activeInWorker.entries()].sort()).toEqual(ids.map((id) => [id, undefined]).sort());
   });
 });

@@ -22,6 +22,7 @@ import {
   type SuspectRule,
 } from '@app/echomq/internal';
 import {
+  ERROR_STACK_MAX,
   ERROR_TEXT_MAX,
   EVENT_ERROR_MAX_BYTES,
   EVENT_RESULT_MAX_BYTES,
@@ -125,6 +126,11 @@ export interface ModelJob {
   /** active: lease deadline rewritten into the past; schedule: run-at rewritten into the past. */
   due: boolean;
   error: string | null;
+  /**
+   * The stack of the last error (row 'es'): set by a fail that sends one, cut to ERROR_STACK_MAX
+   * bytes; a fail without one, and a reap, clear it.
+   */
+  stack: string | null;
   result: string | null;
   progress: string | null;
   /** Completed (retained): finished-at is at least this (server ms). */
@@ -552,6 +558,7 @@ export class Model {
       score,
       due: false,
       error: null,
+      stack: null,
       result: null,
       progress: null,
       finishedNotBefore: 0,
@@ -829,7 +836,14 @@ export class Model {
     return mode === 'backoff' ? 'schedule' : 'pending';
   }
 
-  fail(ref: ClaimRef, mode: FailMode, error: string, runAt: number, dead: DeadRule = DEFAULT_DEAD): void {
+  fail(
+    ref: ClaimRef,
+    mode: FailMode,
+    error: string,
+    runAt: number,
+    dead: DeadRule = DEFAULT_DEAD,
+    stack = '',
+  ): void {
     const target = this.failTarget(ref, mode);
     if (target === 'stale') {
       this.stale(1);
@@ -847,6 +861,8 @@ export class Model {
     job.suspect = false;
     // The row keeps ERROR_TEXT_MAX bytes of the error, the event 1 KiB of that (our texts are ASCII).
     job.error = error.slice(0, ERROR_TEXT_MAX);
+    // The script keeps the first ERROR_STACK_MAX bytes of the stack ('' for none: 'es' goes).
+    job.stack = stack === '' ? null : Buffer.from(stack).subarray(0, ERROR_STACK_MAX).toString();
     job.due = false;
     job.score = target === 'schedule' ? { kind: 'exact', value: runAt } : ZERO;
     const inEvent =
@@ -926,6 +942,8 @@ export class Model {
     const back: ModelJob[] = [];
     for (const job of expired) {
       job.error = `lease expired during attempt ${job.attempts}`;
+      // No handler's error: the stack of an earlier attempt's goes with it.
+      job.stack = null;
       // Its worker may have died of it (to pending or to dead alike).
       job.suspect = true;
       this.endedBy.set(job.claimant!, 'reap');

@@ -12,7 +12,7 @@ export const CLOCK_SLACK_MS = 60_000;
 /** Row fields the scripts may write (DESIGN §1 / prelude). */
 const ROW_FIELDS = new Set([
   ...['d', 'n', 'm', 'w', 'o', 'a', 'b', 'c', 'e', 'r', 'f', 'k', 'p', 'l', 'y', 't', 'x'],
-  ...['sk', 'sa', 'dk', 'df', 'dm', 'gn', 'tc'],
+  ...['sk', 'sa', 'dk', 'df', 'dm', 'gn', 'tc', 'es'],
 ]);
 /** Log line n of a job ('g:<n>'). */
 const LOG_LINE = /^g:[1-9][0-9]*$/;
@@ -59,6 +59,7 @@ export function checkRow(
   if (job.idem !== null) expected.k = job.idem;
   if (job.claimant !== null) expected.c = job.claimant;
   if (job.error !== null) expected.e = job.error;
+  if (job.stack !== null) expected.es = job.stack;
   if (job.place === 'completed') expected.r = job.result ?? '';
   if (job.progress !== null) expected.p = job.progress;
   // Its lane and level only when not the default lane / level 0; its own timeout when it has one.

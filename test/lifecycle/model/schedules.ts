@@ -77,6 +77,7 @@ function writeOccurrence(
     score: { kind: 'exact', value: runAt },
     due: runAt <= now,
     error: null,
+    stack: null,
     result: null,
     progress: null,
     finishedNotBefore: 0,
@@ -139,7 +140,16 @@ export function definitionSha1(text: string): string {
 
 export function advanceSchedule(
   m: Model,
-  call: { key: string; expected: string | null; digest: string; id: string; runAt: number; replace: boolean },
+  call: {
+    key: string;
+    expected: string | null;
+    digest: string;
+    id: string;
+    runAt: number;
+    replace: boolean;
+    /** The trace context the caller passed (ARGV[10]; a worker's claim read it), or null. */
+    traceContext?: string | null;
+  },
   now: number,
 ): 'OK' | 'STALE' {
   const s = m.schedules;
@@ -155,9 +165,12 @@ export function advanceSchedule(
   const where = occurrencePlace(m, call.expected);
   // Never from a pending occurrence: its claim advances it.
   if (where === 'pending' || call.replace !== (where === 'waiting')) return 'STALE';
-  // The next occurrence carries the expected one's trace context (its upsert's), while it has a row.
+  // The next occurrence carries the expected one's trace context (its upsert's): its row's 'tc',
+  // else (a row without one, or gone: a completion not retained beat the advance) the one the
+  // caller passed, as advance-schedule.lua.ts reads them.
   const expected = call.expected === null ? undefined : m.jobs.get(call.expected);
-  const traceContext = expected !== undefined && hasRow(expected) ? expected.traceContext : null;
+  const fromRow = expected !== undefined && hasRow(expected) ? expected.traceContext : null;
+  const traceContext = fromRow ?? call.traceContext ?? null;
   if (where === 'waiting') dropWaiting(m, m.jobs.get(call.expected!)!);
   writeOccurrence(m, call.id, stored, call.key, call.runAt, now, call.runAt, traceContext);
   return 'OK';

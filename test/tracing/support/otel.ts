@@ -1,4 +1,11 @@
-import { context, propagation, trace, type SpanContext } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  trace,
+  type Context,
+  type SpanContext,
+  type TextMapSetter,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
@@ -6,17 +13,79 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
   type ReadableSpan,
+  type Span,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+
+/**
+ * Faults a test switches on in the SDK, as a broken span processor or propagator has them (an
+ * SDK's MultiSpanProcessor does not catch them, so startSpan or span.end() throws). All off
+ * unless set.
+ */
+export class SdkFaults {
+  /** Spans whose name matches: the span processor's onStart throws (so startSpan throws). */
+  onStart: RegExp | null = null;
+  /** Spans whose name matches: the span processor's onEnd throws (so span.end() throws). */
+  onEnd: RegExp | null = null;
+  /** The propagator's inject throws. */
+  inject = false;
+  /** How many faults were thrown so far. */
+  thrown = 0;
+
+  reset(): void {
+    this.onStart = null;
+    this.onEnd = null;
+    this.inject = false;
+    this.thrown = 0;
+  }
+
+  throwIf(matches: boolean, what: string): void {
+    if (!matches) return;
+    this.thrown += 1;
+    throw new Error(`${what} threw`);
+  }
+}
+
+/** The span processor that throws when told to (placed before the exporting one). */
+class FaultyProcessor implements SpanProcessor {
+  constructor(private readonly faults: SdkFaults) {}
+  onStart(span: Span): void {
+    this.faults.throwIf(this.faults.onStart?.test(span.name) === true, `onStart of ${span.name}`);
+  }
+  onEnd(span: ReadableSpan): void {
+    this.faults.throwIf(this.faults.onEnd?.test(span.name) === true, `onEnd of ${span.name}`);
+  }
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The W3C propagator, whose inject throws when told to. */
+class FaultyPropagator extends W3CTraceContextPropagator {
+  constructor(private readonly faults: SdkFaults) {
+    super();
+  }
+  override inject(ctx: Context, carrier: unknown, setter: TextMapSetter): void {
+    this.faults.throwIf(this.faults.inject, 'inject');
+    super.inject(ctx, carrier, setter);
+  }
+}
 
 /**
  * An OpenTelemetry SDK as an application registers one, exporting to memory: the global tracer
  * provider, an AsyncLocalStorage context manager and the W3C trace-context propagator. Each
- * jest file has globals of its own, so one file's SDK never sees another's spans.
+ * jest file has globals of its own, so one file's SDK never sees another's spans. `faults`
+ * makes its span processor or propagator throw, as a broken one does.
  */
 export class TestTracing {
   readonly exporter = new InMemorySpanExporter();
+  /** Faults to throw from the span processor or the propagator (none unless a test sets them). */
+  readonly faults = new SdkFaults();
   private readonly provider = new BasicTracerProvider({
-    spanProcessors: [new SimpleSpanProcessor(this.exporter)],
+    spanProcessors: [new FaultyProcessor(this.faults), new SimpleSpanProcessor(this.exporter)],
   });
   private readonly manager = new AsyncLocalStorageContextManager();
 
@@ -24,7 +93,7 @@ export class TestTracing {
     const tracing = new TestTracing();
     context.setGlobalContextManager(tracing.manager.enable());
     trace.setGlobalTracerProvider(tracing.provider);
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    propagation.setGlobalPropagator(new FaultyPropagator(tracing.faults));
     return tracing;
   }
 

@@ -8,8 +8,9 @@ type Around = <T>(run: () => Promise<T>, hooks: RuntimeHooks) => Promise<T> | un
  * The observers of this process's worker runtime (EchoMqMetrics, EchoMqTracing register
  * themselves here), composed into one RuntimeHooks the claim loops call. Observers may
  * register at any time before or after the loops start: each call reads the current list.
- * An observer that throws is logged once per call and skipped; a wrapper that throws before
- * calling `run` is skipped too, so the handler and the settlement always run exactly once.
+ * An observer that throws is logged once per call and skipped; a wrapper that throws or
+ * rejects before calling `run` is skipped too, so the handler and the settlement always run
+ * exactly once, and once `run` started its own outcome is what the runtime gets.
  */
 @Injectable()
 export class RuntimeHooksRegistry implements Required<RuntimeHooks> {
@@ -60,7 +61,13 @@ export class RuntimeHooksRegistry implements Required<RuntimeHooks> {
     }
   }
 
-  /** The wrappers nested, first registered outermost, around `run`, which runs exactly once. */
+  /**
+   * The wrappers nested, first registered outermost, around `run`, which runs exactly once.
+   * A wrapper that throws, or whose promise rejects, before it called `run` is skipped: the
+   * rest runs unwrapped. Once it called `run`, run's own outcome wins (a wrapper that fails
+   * after it, or resolves to something else, changes nothing but a log line), so a broken
+   * observer can neither stop a handler or a settlement nor change what it returned.
+   */
   private nest<T>(name: string, run: () => Promise<T>, wrap: Around): Promise<T> {
     let inner = run;
     for (const hooks of [...this.observers].reverse()) {
@@ -68,17 +75,47 @@ export class RuntimeHooksRegistry implements Required<RuntimeHooks> {
       inner = () => {
         let started: Promise<T> | undefined;
         const once = (): Promise<T> => (started ??= next());
+        let wrapped: Promise<T> | undefined;
         try {
-          const wrapped = wrap(once, hooks);
-          if (wrapped !== undefined) return wrapped;
+          wrapped = wrap(once, hooks);
         } catch (error) {
           this.failed(name, error);
         }
         // No wrapper, or one that threw: the rest runs unwrapped (or goes on, if it started).
-        return started ?? next();
+        if (wrapped === undefined) return started ?? next();
+        return this.outcomeOf(name, wrapped, () => started, next);
       };
     }
     return inner();
+  }
+
+  /** What a wrapped call settles to: run's own outcome, or the rest run unwrapped when the wrapper never called it. */
+  private async outcomeOf<T>(
+    name: string,
+    wrapped: Promise<T>,
+    started: () => Promise<T> | undefined,
+    next: () => Promise<T>,
+  ): Promise<T> {
+    let failure: { readonly error: unknown } | undefined;
+    try {
+      await wrapped;
+    } catch (error) {
+      failure = { error };
+    }
+    const ran = started();
+    if (ran === undefined) {
+      this.failed(name, failure ? failure.error : new Error('it returned without calling run'));
+      return next();
+    }
+    if (failure) {
+      // The wrapper passing on run's own rejection is no failure of the observer.
+      const own = await ran.then(
+        () => false,
+        (error: unknown) => error === failure.error,
+      );
+      if (!own) this.failed(name, failure.error);
+    }
+    return ran;
   }
 
   private failed(name: string, error: unknown): void {

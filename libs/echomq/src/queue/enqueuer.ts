@@ -16,8 +16,7 @@ import { buildJobRecord, checkEnqueueItem, type JobToEnqueue } from './enqueue-o
 import type { QueueDefinitions } from './queue-definitions';
 import { DEFAULT_LANE } from '../keyspace';
 import type { NewJobRecord } from '../scripts';
-import { requireOtelApi } from '../tracing/otel-api';
-import { ProducerTracing, type StampTrace } from '../tracing/producer-tracing';
+import { producerTracing, type ProducerTracing, type StampTrace } from '../tracing/producer-tracing';
 
 /** The record with its producer's trace context, when there is one to carry. */
 function traced(record: NewJobRecord, stamp: StampTrace | undefined): NewJobRecord {
@@ -45,7 +44,7 @@ export class Enqueuer {
     /** Registers the queue when this process has not lately (QueueRegistration.needed). */
     private readonly registerIfDue: (queue: string) => Promise<void>,
   ) {
-    if (settings.tracing) this.tracing = new ProducerTracing(requireOtelApi());
+    if (settings.tracing) this.tracing = producerTracing();
   }
 
   /**
@@ -62,7 +61,7 @@ export class Enqueuer {
             ctx.keys.queue,
             jobs.length,
             (stamp) => this.enqueueOutcomes(ctx, jobs, stamp),
-            (done) => (done.length === 1 ? outcomeOf(done[0]) : undefined),
+            (done) => done.map((outcome) => ({ id: outcome.id, outcome: outcomeOf(outcome) })),
           )
         : await this.enqueueOutcomes(ctx, jobs);
     return outcomes.map((outcome) => outcome.id as JobId);
@@ -84,7 +83,7 @@ export class Enqueuer {
       ctx.keys.queue,
       1,
       (stamp) => this.submitOne(ctx, job, repeat, stamp),
-      (result) => result.outcome,
+      (result) => [result],
     );
   }
 
@@ -104,8 +103,9 @@ export class Enqueuer {
     const schema = this.definitions.get(queue)?.schemas.data;
     if (schema) await checkJobData(queue, schema, [job]);
     const [id] = await this.mintIds(1);
-    const record = traced(buildJobRecord(id, job, this.settings.maxPayloadBytes), stamp);
+    const built = buildJobRecord(id, job, this.settings.maxPayloadBytes);
     await this.registerIfDue(queue);
+    const record = traced(built, stamp);
     const requestId = newRequestId();
     const write = (): Promise<KeyedEnqueueResult> =>
       repeatUntilKnown(() => enqueueKeyed(ctx, record, rule, job.name !== undefined, requestId), repeat);
@@ -156,12 +156,14 @@ export class Enqueuer {
     // Of several jobs, a refusal names the one to fix (jobs[3].lane ...), as the schema check does.
     const at = (index: number): string => (jobs.length > 1 ? `jobs[${index}]` : '');
     const records = jobs.map((job, index) =>
-      traced(buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, at(index)), stamp),
+      buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, at(index)),
     );
     const bytes = payloadBytes(records);
     if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
     await this.registerIfDue(queue);
-    return this.batcher(ctx).submit(records);
+    // Stamped once every check passed and just before the write: a refused call starts no span
+    // per job (a create span must name a job that may exist).
+    return this.batcher(ctx).submit(records.map((record) => traced(record, stamp)));
   }
 
   /**

@@ -6,14 +6,10 @@ import { repeatUntilKnown } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
 import { upsertScheduleScript } from '../scripts/schedules';
 import { nextRunAt, timeMs } from './next-run';
-import { requireOtelApi } from '../tracing/otel-api';
-import { ProducerTracing, type StampTrace } from '../tracing/producer-tracing';
+import { producerTracing, type StampTrace } from '../tracing/producer-tracing';
 import type { ScheduleDeps } from './schedule-deps';
 import { assertScheduleKey, buildDefinition } from './schedule-definition';
 import type { ScheduleOptions, ScheduleSpec, ScheduleTemplate, UpsertScheduleResult } from './schedule-types';
-
-/** ScheduleDeps, and whether the module option `tracing` is on (absent: off). */
-export type UpsertScheduleDeps = ScheduleDeps & { readonly tracing?: boolean };
 
 /**
  * Creates or changes a schedule: checks everything before anything is sent, reads the server
@@ -31,14 +27,16 @@ export async function upsertSchedule(
   key: string,
   spec: ScheduleSpec & ScheduleOptions,
   template: ScheduleTemplate | undefined,
-  deps: UpsertScheduleDeps,
+  deps: ScheduleDeps,
 ): Promise<UpsertScheduleResult> {
   if (!deps.tracing) return upsertOnce(ctx, key, spec, template, deps);
-  return new ProducerTracing(requireOtelApi()).publish(
+  // The span names the occurrence that goes on: the new one, or (unchanged, or a run in
+  // progress) the one that was there.
+  return producerTracing().publish(
     ctx.keys.queue,
     1,
     (stamp) => upsertOnce(ctx, key, spec, template, deps, stamp),
-    (result) => result.outcome,
+    (result) => [{ id: result.nextId, outcome: result.outcome }],
   );
 }
 
@@ -56,8 +54,8 @@ async function upsertOnce(
   const runAt = nextRunAt(definition.spec, null, timeMs(await redis.time()));
   if (runAt === null) throw new InvalidArgumentError(`Schedule ${key} never runs after now`);
   const [id] = await deps.mintIds(1);
-  const traceContext = stamp?.(id, definition.template.lane ?? DEFAULT_LANE);
   await deps.registerIfDue(keys.queue);
+  const traceContext = stamp?.(id, definition.template.lane ?? DEFAULT_LANE);
   const requestId = newRequestId();
   const call = { key, definition: text, id, runAtMs: runAt, ...(traceContext ? { traceContext } : {}) };
   const reply = await repeatUntilKnown(() => upsertScheduleScript(ctx, call, requestId), deps.repeat());

@@ -39,5 +39,13 @@ export const ERROR_TEXT_MAX = 4_096;
 /** The longest stack trace of a failed attempt a row keeps (row 'es'; never in events). */
 export const ERROR_STACK_MAX = 8_192;
 
+/**
+ * The most bytes of trace context a job carries (row field 'tc': the producer's W3C
+ * traceparent and tracestate as JSON, docs/tracing.md). A traceparent is 55 bytes and a
+ * tracestate at most 512 by the W3C limit, so this holds both with room for a few more
+ * headers a propagator may add; a larger context is cut down by the producer, never refused.
+ */
+export const TRACE_CONTEXT_MAX_BYTES = 1_024;
+
 /** How long a finished job whose result was left out of its event keeps its row, for waitFor. */
 export const LEFT_OUT_RESULT_KEEP_MS = 60_000;

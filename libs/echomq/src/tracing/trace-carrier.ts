@@ -1,6 +1,7 @@
 import type { Context } from '@opentelemetry/api';
-import { TRACE_CONTEXT_MAX_BYTES } from '../scripts/lua/enqueue.lua';
+import { TRACE_CONTEXT_MAX_BYTES } from '../scripts/limits';
 import type { OtelApi } from './otel-api';
+import { tracingFault } from './tracing-faults';
 
 /**
  * The trace context a job carries on its row (field 'tc'): what the application's global
@@ -8,11 +9,17 @@ import type { OtelApi } from './otel-api';
  * with otherwise) as a JSON object of strings, at most TRACE_CONTEXT_MAX_BYTES. A context too
  * large for that keeps only its `traceparent`, which is what links the spans; one without a
  * traceparent that is still too large is not carried. undefined when there is nothing to carry
- * (no propagator registered, or no span in `context`).
+ * (no propagator registered, or no span in `context`), and when the propagator throws: a job is
+ * never refused for its trace context, it is enqueued without one.
  */
 export function injectedCarrier(api: OtelApi, context: Context): string | undefined {
   const carrier: Record<string, string> = {};
-  api.propagation.inject(context, carrier);
+  try {
+    api.propagation.inject(context, carrier);
+  } catch (error) {
+    tracingFault('the propagator (inject)', error);
+    return undefined;
+  }
   if (Object.keys(carrier).length === 0) return undefined;
   const text = JSON.stringify(carrier);
   if (Buffer.byteLength(text) <= TRACE_CONTEXT_MAX_BYTES) return text;

@@ -1,4 +1,4 @@
-import type { Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type { Context, Link, Span, Tracer } from '@opentelemetry/api';
 import type { RuntimeHooks, SettledOutcome, SettleVerb } from '../observability/runtime-hooks';
 import type { ClaimedJobRecord } from '../scripts/claim';
 import type { OtelApi } from './otel-api';
@@ -10,27 +10,9 @@ import {
   operationAttributes,
   TRACER_NAME,
 } from './span-attributes';
+import { endJobSpans, endSettle, markFailed, type JobSpans } from './job-spans';
 import { extractedContext } from './trace-carrier';
-
-/** What the spans of one claimed job need to know of each other, from its claim to its settlement. */
-interface JobSpans {
-  /** The producer's context read from the job's row; undefined when it carries none (or a bad one). */
-  readonly producer: Context | undefined;
-  /** The claim's receive span. */
-  receive?: SpanContext;
-  process?: Span;
-  /** What the handler threw, if it threw. */
-  thrown?: { readonly error: unknown };
-  settle?: Span;
-}
-
-/** Outcomes after which the attempt failed (the handler threw, timed out, or returned what cannot be stored). */
-const FAILED: ReadonlySet<SettledOutcome> = new Set(['retried', 'dead']);
-/** Outcomes in which the settlement changed nothing, or may not have. */
-const NOT_RECORDED: Readonly<Partial<Record<SettledOutcome, string>>> = {
-  stale: 'the lease was lost: the settlement changed nothing',
-  unknown: 'the settlement was given up on: Redis may or may not have it',
-};
+import { guarded } from './tracing-faults';
 
 /**
  * The worker's spans (docs/tracing.md), as an observer of the worker runtime:
@@ -45,6 +27,8 @@ const NOT_RECORDED: Readonly<Partial<Record<SettledOutcome, string>>> = {
  *   process span, with the attempt and how it ended; a fail has an error status and the
  *   handler's exception.
  * The process and settlement spans end when the runtime reports the settlement (settled).
+ * Every call into the SDK is guarded (tracing-faults.ts): an SDK that throws costs spans,
+ * never a handler call or a settlement.
  */
 export class WorkerTracing implements RuntimeHooks {
   private readonly tracer: Tracer;
@@ -61,6 +45,15 @@ export class WorkerTracing implements RuntimeHooks {
     sentAtEpochMs: number,
   ): void {
     if (jobs.length === 0) return;
+    guarded('a receive span', () => this.received(queue, jobs, roundTripMs, sentAtEpochMs), undefined);
+  }
+
+  private received(
+    queue: string,
+    jobs: readonly ClaimedJobRecord[],
+    roundTripMs: number,
+    sentAtEpochMs: number,
+  ): void {
     const { api } = this;
     const links: Link[] = [];
     for (const job of jobs) {
@@ -80,40 +73,102 @@ export class WorkerTracing implements RuntimeHooks {
       },
       api.ROOT_CONTEXT,
     );
-    span.end(sentAtEpochMs + roundTripMs);
     for (const job of jobs) this.spansOf(job).receive = span.spanContext();
+    span.end(sentAtEpochMs + roundTripMs);
   }
 
   aroundHandler<T>(queue: string, record: ClaimedJobRecord, run: () => Promise<T>): Promise<T> {
     const { api } = this;
-    const spans = this.spansOf(record);
-    const parent = this.parentOf(record, spans);
-    const span = this.tracer.startSpan(
-      `${queue} process`,
-      {
-        kind: api.SpanKind.CONSUMER,
-        links: this.linksOf(spans),
-        attributes: { ...operationAttributes(queue, 'process', 'process'), ...claimedJobAttributes(record) },
+    const started = guarded(
+      'a process span (start)',
+      () => {
+        const spans = this.spansOf(record);
+        const parent = this.parentOf(record, spans);
+        const span = this.tracer.startSpan(
+          `${queue} process`,
+          {
+            kind: api.SpanKind.CONSUMER,
+            links: this.linksOf(spans),
+            attributes: {
+              ...operationAttributes(queue, 'process', 'process'),
+              ...claimedJobAttributes(record),
+            },
+          },
+          parent,
+        );
+        spans.process = span;
+        return { spans, context: api.trace.setSpan(parent, span) };
       },
-      parent,
+      undefined,
     );
-    spans.process = span;
-    return api.context.with(api.trace.setSpan(parent, span), async () => {
-      try {
-        return await run();
-      } catch (error) {
-        spans.thrown = { error };
-        throw error;
-      }
+    // No span (the SDK failed to make one): the handler runs as it would untraced.
+    if (!started) return run();
+    const { spans, context } = started;
+    return api.context.with(context, run).catch((error: unknown) => {
+      spans.thrown = { error };
+      throw error;
     });
   }
 
-  async aroundSettle<T>(
+  /**
+   * Not async, and its span made inside a guard: a throw of the SDK here (a span processor's
+   * onStart) must leave the settlement to run untraced, never skip it (the job would sit in
+   * active until its lease ran out and be reaped as a crash).
+   */
+  aroundSettle<T>(
     queue: string,
     record: ClaimedJobRecord,
     verb: SettleVerb,
     run: () => Promise<T>,
   ): Promise<T> {
+    const started = guarded(
+      'a settlement span (start)',
+      () => this.startSettle(queue, record, verb),
+      undefined,
+    );
+    if (!started) return run();
+    const { api } = this;
+    const { spans, span, context } = started;
+    // settled() ends the span with the outcome, right after this returns; should it not come,
+    // the span still ends, a turn of the event loop later.
+    const endLater = (): void => {
+      setImmediate(() => {
+        if (spans.settle === span) guarded('a settlement span (end)', () => endSettle(spans), undefined);
+      });
+    };
+    return api.context.with(context, run).then(
+      (value) => {
+        endLater();
+        return value;
+      },
+      (error: unknown) => {
+        guarded(
+          'a settlement span (status)',
+          () => {
+            span.recordException(exceptionOf(error));
+            span.setStatus({ code: api.SpanStatusCode.ERROR, message: messageOf(error) });
+          },
+          undefined,
+        );
+        endLater();
+        throw error;
+      },
+    );
+  }
+
+  settled(_queue: string, record: ClaimedJobRecord, outcome: SettledOutcome): void {
+    const spans = this.jobs.get(record);
+    if (!spans) return;
+    this.jobs.delete(record);
+    endJobSpans(this.api, spans, outcome);
+  }
+
+  /** The settlement's span, a child of the process span (or, with none, of the producer's context). */
+  private startSettle(
+    queue: string,
+    record: ClaimedJobRecord,
+    verb: SettleVerb,
+  ): { spans: JobSpans; span: Span; context: Context } {
     const { api } = this;
     const spans = this.spansOf(record);
     const parent = spans.process
@@ -128,47 +183,11 @@ export class WorkerTracing implements RuntimeHooks {
       },
       parent,
     );
-    if (verb === 'fail') this.failed(span, spans.thrown);
+    if (verb === 'fail') markFailed(this.api, span, spans.thrown);
     // (one settlement per job; should a second one come, the first span ends now)
-    this.endSettle(spans);
+    endSettle(spans);
     spans.settle = span;
-    try {
-      return await api.context.with(api.trace.setSpan(parent, span), run);
-    } catch (error) {
-      span.recordException(exceptionOf(error));
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: messageOf(error) });
-      throw error;
-    } finally {
-      // settled() ends it with the outcome, right after this returns; should it not come, the
-      // span still ends, a turn of the event loop later.
-      setImmediate(() => {
-        if (spans.settle === span) this.endSettle(spans);
-      });
-    }
-  }
-
-  settled(_queue: string, record: ClaimedJobRecord, outcome: SettledOutcome): void {
-    const spans = this.jobs.get(record);
-    if (!spans) return;
-    this.jobs.delete(record);
-    const { api } = this;
-    const settle = spans.settle;
-    if (settle) {
-      settle.setAttribute(ATTR.settlementOutcome, outcome);
-      const notRecorded = NOT_RECORDED[outcome];
-      if (notRecorded !== undefined)
-        settle.setStatus({ code: api.SpanStatusCode.ERROR, message: notRecorded });
-      this.endSettle(spans);
-    }
-    const process = spans.process;
-    if (process) {
-      process.setAttribute(ATTR.settlementOutcome, outcome);
-      // A throttle (RateLimitedError) or a release at shutdown is no failure of the job.
-      if (FAILED.has(outcome) || (spans.thrown && NOT_RECORDED[outcome] !== undefined)) {
-        this.failed(process, spans.thrown);
-      }
-      process.end();
-    }
+    return { spans, span, context: api.trace.setSpan(parent, span) };
   }
 
   private spansOf(record: ClaimedJobRecord): JobSpans {
@@ -190,17 +209,5 @@ export class WorkerTracing implements RuntimeHooks {
     if (spans.producer) links.push({ context: this.api.trace.getSpanContext(spans.producer)! });
     if (spans.receive) links.push({ context: spans.receive });
     return links;
-  }
-
-  /** An error status, with the handler's exception when it threw (a timeout or a bad result did not). */
-  private failed(span: Span, thrown: JobSpans['thrown']): void {
-    if (thrown) span.recordException(exceptionOf(thrown.error));
-    const message = thrown ? messageOf(thrown.error) : 'the attempt failed';
-    span.setStatus({ code: this.api.SpanStatusCode.ERROR, message });
-  }
-
-  private endSettle(spans: JobSpans): void {
-    spans.settle?.end();
-    spans.settle = undefined;
   }
 }

@@ -5,7 +5,7 @@ import { DEAD_RETENTION_DEFAULTS, type DeadRetention } from '../scripts/dead-ret
 import { ERROR_STACK_MAX, ERROR_TEXT_MAX } from '../scripts/limits';
 import { backoffDelay, storedBackoff } from './backoff';
 
-/** Room kept for the note about a backoff that failed, so the handler's error stays readable. */
+/** Room (bytes) kept for the note about a backoff that failed, so the handler's error stays readable. */
 const NOTE_MAX = 512;
 
 function describe(error: unknown): string {
@@ -18,8 +18,21 @@ function stackOf(error: unknown): { stack?: string } {
   return typeof stack === 'string' && stack !== '' ? { stack: cut(stack, ERROR_STACK_MAX) } : {};
 }
 
-function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, Math.max(0, max - 3))}...` : text;
+/** A UTF-8 continuation byte (10xxxxxx): the middle of a character. */
+const isContinuation = (byte: number): boolean => (byte & 0xc0) === 0x80;
+
+/**
+ * `text` in at most `maxBytes` UTF-8 bytes, ending in '...' when cut. The script keeps that
+ * many bytes of it (row 'e' and 'es'), so the cut is made here, between two characters: a cut
+ * there could split one, leaving the row invalid UTF-8 and losing the '...'.
+ */
+function cut(text: string, maxBytes: number): string {
+  // (a string's UTF-8 is at most 3 bytes per UTF-16 unit: a short one needs no count)
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text) <= maxBytes) return text;
+  const bytes = Buffer.from(text);
+  let end = Math.max(0, maxBytes - 3);
+  while (end > 0 && isContinuation(bytes[end])) end--;
+  return `${bytes.subarray(0, end).toString()}...`;
 }
 
 /**
@@ -46,7 +59,7 @@ export function failRequest(
     note = cut(`; backoff failed: ${describe(backoffError)}`, NOTE_MAX);
   }
   return {
-    error: cut(describe(error), ERROR_TEXT_MAX - note.length) + note,
+    error: cut(describe(error), ERROR_TEXT_MAX - Buffer.byteLength(note)) + note,
     ...stackOf(error),
     backoffMs,
     unrecoverable: error instanceof UnrecoverableError,

@@ -3,7 +3,7 @@
  * up to the documented maximum for the whole call. Ids come from two minters (two Snowflake
  * nodes), interleaved, so byte order and mint call order differ within a millisecond.
  */
-import { TRACE_CONTEXT_MAX_BYTES } from '@app/echomq/scripts/lua/enqueue.lua';
+import { TRACE_CONTEXT_MAX_BYTES } from '@app/echomq/scripts/limits';
 import {
   enqueueGroups,
   enqueueJobs,

@@ -26,6 +26,7 @@ import {
   Progress,
   Release,
   type ResultKind,
+  type StackKind,
 } from './settle';
 import { FlowTime, PauseLane, ResumeLane, SetLane, SetLimits, Throttle } from './flow';
 import { Crash, Promote, Reap } from './sweep';
@@ -203,6 +204,14 @@ const errorSize = fc.oneof(
   { arbitrary: fc.constantFrom<ErrorSize>('long', 'huge'), weight: 1 },
 );
 const failMode = fc.constantFrom<FailMode>('backoff', 'now', 'unrecoverable');
+/**
+ * A worker's fail carries its Error's stack, or none (a thrown string), often enough that a job
+ * failing twice meets both in turn; now and then one over the row's cap.
+ */
+const stackKind = fc.oneof(
+  { arbitrary: fc.constantFrom<StackKind>('error', 'none'), weight: 3 },
+  { arbitrary: fc.constantFrom<StackKind>('huge', 'wide'), weight: 1 },
+);
 
 const limit = fc.constantFrom(1, 2, MAX);
 const bigLimit = fc.constantFrom(MAX, MAX, MAX - 1);
@@ -280,8 +289,9 @@ const schedules = [
         runAt,
         node,
         lost,
+        traceSpec,
       )
-      .map(([k, e, d, rep, w, n, l]) => new AdvanceSchedule(k, e, d, rep, w, n, l)),
+      .map(([k, e, d, rep, w, n, l, trace]) => new AdvanceSchedule(k, e, d, rep, w, n, l, trace)),
     weight: 2,
   },
   { arbitrary: fc.tuple(scheduleKey, lost).map(([k, l]) => new RemoveSchedule(k, l)), weight: 1 },
@@ -446,8 +456,8 @@ export const commandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
     { arbitrary: claimPick.map((p) => new Progress(p)), weight: 1 },
     {
       arbitrary: fc
-        .tuple(claimPick, failMode, errorSize, lost, deadKeep)
-        .map(([p, mode, size, l, keep]) => new Fail(p, mode, size, l, keep)),
+        .tuple(claimPick, failMode, errorSize, lost, deadKeep, stackKind)
+        .map(([p, mode, size, l, keep, stack]) => new Fail(p, mode, size, l, keep, stack)),
       weight: 4,
     },
     {
@@ -511,8 +521,8 @@ export const bulkCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
   { arbitrary: fc.tuple(bulkPicks, lost).map(([p, l]) => new Release(p, l)), weight: 2 },
   {
     arbitrary: fc
-      .tuple(claimPick, failMode, errorSize, lost)
-      .map(([p, mode, size, l]) => new Fail(p, mode, size, l)),
+      .tuple(claimPick, failMode, errorSize, lost, stackKind)
+      .map(([p, mode, size, l, stack]) => new Fail(p, mode, size, l, null, stack)),
     weight: 1,
   },
   { arbitrary: passTimeAll, weight: 4 },
@@ -639,8 +649,8 @@ export const flowCommandArbitrary: fc.Arbitrary<Cmd> = fc.oneof(
     },
     {
       arbitrary: fc
-        .tuple(claimPick, failMode, fc.constant<ErrorSize>('short'), lost)
-        .map(([p, mode, size, l]) => new Fail(p, mode, size, l)),
+        .tuple(claimPick, failMode, fc.constant<ErrorSize>('short'), lost, stackKind)
+        .map(([p, mode, size, l, stack]) => new Fail(p, mode, size, l, null, stack)),
       weight: 3,
     },
     { arbitrary: fc.tuple(fewPicks, lost).map(([p, l]) => new Release(p, l)), weight: 2 },

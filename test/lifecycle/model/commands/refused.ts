@@ -5,6 +5,7 @@
  * job, pending work), so a check that came after a write would show.
  */
 import {
+  advanceScheduleScript,
   claimJobs,
   completeJobs,
   EchoMqError,
@@ -22,11 +23,12 @@ import {
   type ScriptContext,
 } from '@app/echomq/internal';
 import { replayWindow } from '@app/echomq/scripts/context';
-import { SCRIPT_BATCH_MAX } from '@app/echomq/scripts/limits';
-import { TRACE_CONTEXT_MAX_BYTES } from '@app/echomq/scripts/lua/enqueue.lua';
+import { SCRIPT_BATCH_MAX, TRACE_CONTEXT_MAX_BYTES } from '@app/echomq/scripts/limits';
 import { runScript } from '@app/echomq/scripts/run-script';
-import { IDEMPOTENCY_TTL_MS, LEASE_MS, type Model, type WriteKind } from '../reference';
+import { IDEMPOTENCY_TTL_MS, LATER_MS, LEASE_MS, type Model, type WriteKind } from '../reference';
+import { definitionSha1 } from '../schedules';
 import { count, type Outcome, settle, type System } from '../system';
+import { DEFINITIONS, SCHEDULE_KEYS } from './schedule';
 import { Step } from './step';
 
 export const REFUSALS = [
@@ -47,6 +49,7 @@ export const REFUSALS = [
   'enqueueBadMax',
   'enqueueBadBackoff',
   'enqueueBadTrace',
+  'advanceBadTrace',
   'completeKeepNegative',
   'completeOver',
   'extendOver',
@@ -296,6 +299,26 @@ export class Refused extends Step {
           what: `enqueue groups whose last job has a trace context of ${TRACE_CONTEXT_MAX_BYTES + 1} bytes`,
           requestId,
           call: () => enqueueGroups(r.ctx, groups, IDEMPOTENCY_TTL_MS, requestId),
+        };
+      }
+      case 'advanceBadTrace': {
+        // Aimed as a worker's advance is (its schedule's next occurrence, the right digest), so a
+        // check made after a write would show: one byte past the limit is refused, never cut.
+        const key = [...m.schedules.definitions.keys()].sort()[0] ?? SCHEDULE_KEYS[0];
+        const call = {
+          key,
+          expectedId: m.schedules.next.get(key) ?? null,
+          digest: definitionSha1(m.schedules.definitions.get(key) ?? DEFINITIONS[0]),
+          id: mint(),
+          runAtMs: r.serverNow + LATER_MS,
+          replace: false,
+          traceContext: 'x'.repeat(TRACE_CONTEXT_MAX_BYTES + 1),
+        };
+        const requestId = r.requestId('advanceSchedule');
+        return {
+          what: `advance schedule ${key} with a claimed trace context of ${TRACE_CONTEXT_MAX_BYTES + 1} bytes`,
+          requestId,
+          call: () => advanceScheduleScript(r.ctx, call, requestId),
         };
       }
       case 'enqueueBadBackoff': {

@@ -11,7 +11,7 @@ import {
   removeScheduleScript,
   upsertScheduleScript,
 } from '@app/echomq/internal';
-import { LATER_MS, type Model } from '../reference';
+import { hasRow, LATER_MS, type Model } from '../reference';
 import {
   advanceSchedule,
   definitionSha1,
@@ -113,6 +113,11 @@ export class AdvanceSchedule extends Step {
     readonly when: RunAt,
     readonly node: number,
     readonly lost: boolean,
+    /**
+     * The trace context the caller read from the expected occurrence's claim (a worker passes
+     * it): the new occurrence carries it when the expected one's row has none or is gone.
+     */
+    readonly trace: TraceSpec = 'none',
   ) {
     super();
   }
@@ -120,9 +125,10 @@ export class AdvanceSchedule extends Step {
     return m.schedules.definitions.size > 0 || this.expect === 'none';
   }
   toString(): string {
+    const trace = this.trace === 'none' ? '' : ` trace=${this.trace}`;
     return (
       `advance schedule ${SCHEDULE_KEYS[this.key % SCHEDULE_KEYS.length]} expecting ${this.expect}` +
-      `${this.rightDigest ? '' : ' (wrong digest)'}${this.replace ? ' replace' : ''} run-at ${this.when}${lostTag(this.lost)}`
+      `${this.rightDigest ? '' : ' (wrong digest)'}${this.replace ? ' replace' : ''} run-at ${this.when}${trace}${lostTag(this.lost)}`
     );
   }
   protected async exec(m: Model, r: System): Promise<void> {
@@ -142,7 +148,9 @@ export class AdvanceSchedule extends Step {
     const digest = definitionSha1(this.rightDigest ? stored : `${stored} `);
     const id = r.mint(this.node);
     const runAtMs = runAtOf(r, this.when, m.steps);
-    const call = { key, expected, digest, id, runAt: runAtMs, replace: this.replace };
+    // (a context of the run's own, told apart from every upsert's by the id it is made from)
+    const traceContext = traceContextFor(id, this.trace);
+    const call = { key, expected, digest, id, runAt: runAtMs, replace: this.replace, traceContext };
     const before = await r.snapshot(m, { ids: [id] });
     m.mint(id);
     const where =
@@ -157,14 +165,27 @@ export class AdvanceSchedule extends Step {
       run: () =>
         advanceScheduleScript(
           r.ctx,
-          { key, expectedId: expected, digest, id, runAtMs, replace: this.replace },
+          {
+            key,
+            expectedId: expected,
+            digest,
+            id,
+            runAtMs,
+            replace: this.replace,
+            ...(traceContext === null ? {} : { traceContext }),
+          },
           requestId,
         ),
       recordedIf: (value) => value === 'OK',
     });
     const from = occurrencePlace(m, expected);
+    const expectedJob = expected === null ? undefined : m.jobs.get(expected);
+    const rowTrace = expectedJob !== undefined && hasRow(expectedJob) ? expectedJob.traceContext : null;
     const predicted = advanceSchedule(m, call, r.serverNow);
     count(`schedule: advance ${predicted} from ${from}${this.replace ? ' (replace)' : ''}`);
+    if (predicted === 'OK' && traceContext !== null) {
+      count(`schedule: advance given a claimed context, ${rowTrace === null ? 'used' : "the row's kept"}`);
+    }
     r.eq(m, r.value(m, outcome, 'advance schedule'), predicted, 'advance schedule');
     if (predicted === 'STALE') await r.expectUnchanged(m, before, 0, 'a stale advance');
   }

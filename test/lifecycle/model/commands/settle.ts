@@ -11,9 +11,10 @@ import {
   recordProgress,
   releaseJobs,
   StaleJobError,
+  type ClaimedJobRecord,
   type ClaimRef,
 } from '@app/echomq/internal';
-import { EVENT_RESULT_MAX_BYTES } from '@app/echomq/scripts/limits';
+import { ERROR_STACK_MAX, EVENT_RESULT_MAX_BYTES } from '@app/echomq/scripts/limits';
 import { failRequest } from '@app/echomq/worker/fail-request';
 import {
   exactScore,
@@ -202,6 +203,29 @@ function errorText(size: ErrorSize, step: number): string {
   return `${head} ${'e'.repeat(size === 'long' ? 1_500 : 5_000)}`;
 }
 
+/**
+ * The stack a fail sends (row 'es'): none (a thrown string has none), a real Error's, one over
+ * ERROR_STACK_MAX sent as is (the script cuts it), or a non-ASCII one over it that failRequest
+ * cuts on a character boundary (the script then keeps it whole).
+ */
+export type StackKind = 'none' | 'error' | 'huge' | 'wide';
+
+function stackOf(kind: StackKind, claimed: ClaimedJobRecord, step: number): string {
+  switch (kind) {
+    case 'none':
+      return '';
+    case 'error':
+      return failRequest(SERVING_BACKOFF, claimed, new Error(`boom at step ${step}`)).stack!;
+    case 'huge':
+      return `Error: boom at step ${step}\n${'    at frame (x.ts:1:1)\n'.repeat(400)}`;
+    case 'wide': {
+      const error = new Error(`échec à l'étape ${step}`);
+      error.stack = `Error: ${error.message}\n${'    at étape (fichier-é.ts:1:1)\n'.repeat(300)}`;
+      return failRequest(SERVING_BACKOFF, claimed, error).stack!;
+    }
+  }
+}
+
 export class Fail extends Step {
   constructor(
     readonly pick: ClaimPick,
@@ -209,6 +233,7 @@ export class Fail extends Step {
     readonly errorSize: ErrorSize,
     readonly lost: boolean,
     readonly dead: DeadKeep = null,
+    readonly stack: StackKind = 'none',
   ) {
     super();
   }
@@ -217,14 +242,15 @@ export class Fail extends Step {
   }
   toString(): string {
     const size = this.errorSize === 'short' ? '' : ` error=${this.errorSize}`;
-    return `fail ${JSON.stringify(this.pick)} ${this.mode}${size}${showDeadKeep(this.dead)}${lostTag(this.lost)}`;
+    const stack = this.stack === 'none' ? '' : ` stack=${this.stack}`;
+    return `fail ${JSON.stringify(this.pick)} ${this.mode}${size}${stack}${showDeadKeep(this.dead)}${lostTag(this.lost)}`;
   }
   protected async exec(m: Model, r: System): Promise<void> {
     const ref = resolveClaim(m, this.pick);
     r.note(`   claim ${showClaim(m, ref, this.pick)}`);
     const job = m.jobs.get(ref.id)!;
     // The wait as the worker works it out: the job's own backoff (from its claim), else the serving one.
-    const claimed = {
+    const claimed: ClaimedJobRecord = {
       ...ref,
       data: job.data,
       name: job.name,
@@ -245,8 +271,16 @@ export class Fail extends Step {
     );
     const target = m.failTarget(ref, this.mode);
     const { retention, rule } = resolveDeadKeep(m, r, this.dead, target === 'dead' ? [ref.id] : []);
+    const stack = stackOf(this.stack, claimed, m.steps);
+    if (this.stack === 'wide' && Buffer.byteLength(stack) > ERROR_STACK_MAX) {
+      r.fail(
+        m,
+        `failRequest left a stack of ${Buffer.byteLength(stack)} bytes: the script would split a character`,
+      );
+    }
     const request = {
       error: errorText(this.errorSize, m.steps),
+      ...(stack === '' ? {} : { stack }),
       backoffMs: this.mode === 'now' ? 0 : wait,
       unrecoverable: this.mode === 'unrecoverable',
       ...(retention === undefined ? {} : { dead: retention }),
@@ -276,7 +310,9 @@ export class Fail extends Step {
     r.eq(m, result.state, target, 'fail outcome');
     const runAt = result.state === 'schedule' ? result.runAt : 0;
     if (result.state === 'schedule') r.isServerTime(m, runAt - wait, 'fail: run-at - backoff');
-    m.fail(ref, this.mode, request.error, runAt, rule);
+    if (job.stack !== null) count(`fail: ${stack === '' ? 'drops' : 'replaces'} an earlier stack`);
+    if (Buffer.byteLength(stack) > ERROR_STACK_MAX) count('fail: a stack over the row cap, cut');
+    m.fail(ref, this.mode, request.error, runAt, rule, stack);
     if (target === 'dead') countTrimmed(m);
   }
 }

@@ -37,6 +37,8 @@ export class Reap extends Step {
     if (due.some((job) => job.base > 0)) count('reap: with a moved budget base');
     if (due.some((job) => job.max === null)) count("reap: by the claiming worker's budget");
     if (due.some((job) => job.suspect)) count('reap: a crash suspect reaped again');
+    if (due.slice(0, this.limit).some((job) => job.stack !== null))
+      count("reap: drops an earlier attempt's stack");
     const expected = m.reap(this.limit, rule);
     countTrimmed(m);
     if (expected.toPending > 0) count('reap: -> pending');

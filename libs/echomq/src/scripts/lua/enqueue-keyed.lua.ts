@@ -1,4 +1,4 @@
-import { TRACE_CONTEXT_MAX_BYTES } from './enqueue.lua';
+import { TRACE_CONTEXT_MAX_BYTES } from '../limits';
 import { luaScript } from './prelude';
 
 /**

@@ -1,12 +1,5 @@
+import { TRACE_CONTEXT_MAX_BYTES } from '../limits';
 import { luaScript } from './prelude';
-
-/**
- * The most bytes of trace context a job carries (row field 'tc': the producer's W3C
- * traceparent and tracestate as JSON, docs/tracing.md). A traceparent is 55 bytes and a
- * tracestate at most 512 by the W3C limit, so this holds both with room for a few more
- * headers a propagator may add; a larger context is cut down by the producer, never refused.
- */
-export const TRACE_CONTEXT_MAX_BYTES = 1024;
 
 export const ENQUEUE_LUA = luaScript(
   `
