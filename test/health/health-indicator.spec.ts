@@ -7,7 +7,9 @@ import { DeferredMap } from '../worker/fixtures/support';
 import { FaultProxy } from '../support/fault-proxy';
 import { connect, redisUrl, uniqueQueue } from '../support/redis';
 import { freePort, RedisServer } from '../support/redis-server';
+import { EchoMqMetrics } from '@app/echomq/metrics';
 import { eventually } from '../metrics/support/eventually';
+import { parseExposition, samplesOf, valueOf } from '../metrics/support/exposition';
 import { bootWithHealth } from './support/boot';
 import { NoDeadlineConnections } from './support/no-deadline-connections';
 
@@ -40,13 +42,22 @@ describe('EchoMqHealthIndicator', () => {
     const app = await bootWithHealth([gatedProcessor(queue, gates)]);
     try {
       const indicator = app.get(EchoMqHealthIndicator);
-      const idle = details(await indicator.isHealthy('echomq'));
+      const idle = await eventually(
+        async () => details(await indicator.isHealthy('echomq')),
+        (now) => now.loops[queue]?.step === 'waiting for work',
+        'the loop idle on its wake list',
+      );
       expect(idle).toMatchObject({
         status: 'up',
         redis: { reachable: true },
-        loops: { [queue]: { state: 'claiming' } },
+        loops: { [queue]: { state: 'claiming', handlersRunning: 0, oldestHandlerMs: null } },
       });
-      expect(typeof idle.loops[queue].forMs).toBe('number');
+      // Idle: blocked on its wake list, within that wait's bound (its timeout plus the watchdog's grace).
+      const { forMs, boundMs } = idle.loops[queue];
+      expect(forMs).toBeGreaterThanOrEqual(0);
+      expect(forMs).toBeLessThanOrEqual(boundMs as number);
+      // The address of Redis is named only when it is unreachable.
+      expect(idle.redis).toEqual({ reachable: true });
 
       // Its one slot taken by a handler that waits: the loop waits for the slot, with no bound.
       const id = await app.get(QueueService).enqueue(queue, 'hold the slot');
@@ -55,7 +66,7 @@ describe('EchoMqHealthIndicator', () => {
         (now) => now.loops[queue].step === 'waiting for a slot',
         'the loop waiting for its slot',
       );
-      expect(full).toMatchObject({ status: 'up', loops: { [queue]: { boundMs: null } } });
+      expect(full).toMatchObject({ status: 'up', loops: { [queue]: { boundMs: null, handlersRunning: 1 } } });
       gates.get(id).resolve('done');
 
       // Stopped on purpose: not meant to claim, so still up.
@@ -78,6 +89,9 @@ describe('EchoMqHealthIndicator', () => {
         InvalidArgumentError,
       );
       await expect(indicator.isHealthy('echomq', { pingTimeoutMs: 1.5 })).rejects.toThrow(/pingTimeoutMs/);
+      await expect(indicator.isHealthy('echomq', { maxHandlerMs: 0 })).rejects.toThrow(/maxHandlerMs/);
+      const redis = 'no' as unknown as boolean;
+      await expect(indicator.isHealthy('echomq', { redis })).rejects.toBeInstanceOf(InvalidArgumentError);
     } finally {
       await app.close();
     }
@@ -101,6 +115,10 @@ describe('EchoMqHealthIndicator', () => {
       expect(down.message).toContain(`Redis at 127.0.0.1:${server.port} is unreachable`);
       // Its loop retries; it is not what is wrong.
       expect(down.loops[queue].state).toBe('claiming');
+      // Liveness leaves Redis out: an outage is no reason to restart the worker.
+      const live = details(await indicator.isHealthy('echomq', { redis: false }));
+      expect(live).toMatchObject({ status: 'up', loops: { [queue]: { state: 'claiming' } } });
+      expect(live.redis).toBeUndefined();
 
       const ready = next(app, 'ready');
       await server.restart();
@@ -128,6 +146,11 @@ describe('EchoMqHealthIndicator', () => {
       const down = details(await indicator.isHealthy('echomq'));
       expect(down).toMatchObject({ status: 'down', loops: { [queue]: { state: 'registering' } } });
       expect(down.message).toContain(`queue ${queue} is not served yet`);
+      // Waiting for Redis is not for liveness to judge: restarted, it would wait the same way.
+      expect(details(await indicator.isHealthy('echomq', { redis: false }))).toMatchObject({
+        status: 'up',
+        loops: { [queue]: { state: 'registering' } },
+      });
 
       server = await RedisServer.start({ port });
       const up = await eventually(
@@ -141,6 +164,48 @@ describe('EchoMqHealthIndicator', () => {
       gates.resolveAll('done');
       await app.close();
       await server?.destroy();
+    }
+  });
+
+  it('reports the age of the oldest handler, and is down past maxHandlerMs: a handler that never returns', async () => {
+    const queue = uniqueQueue('health-hung');
+    const gates = new DeferredMap<string>();
+    // No timeoutMs (the default): a handler that never returns holds its slot for good.
+    const app = await bootWithHealth([gatedProcessor(queue, gates)]);
+    try {
+      const indicator = app.get(EchoMqHealthIndicator);
+      await app.get(QueueService).enqueue(queue, 'never returns');
+      const held = await eventually(
+        async () => details(await indicator.isHealthy('echomq')),
+        (now) => now.loops[queue].step === 'waiting for a slot',
+        'the hung handler holding the only slot',
+      );
+      // Without maxHandlerMs a handler is reported, not judged.
+      expect(held).toMatchObject({ status: 'up', loops: { [queue]: { handlersRunning: 1 } } });
+      expect(held.loops[queue].oldestHandlerMs).toEqual(expect.any(Number));
+
+      const hung = await eventually(
+        async () => details(await indicator.isHealthy('echomq', { maxHandlerMs: 50, redis: false })),
+        (now) => now.status === 'down',
+        'the handler judged past maxHandlerMs',
+      );
+      expect(hung.loops[queue]).toMatchObject({
+        state: 'claiming',
+        step: 'waiting for a slot',
+        handlersRunning: 1,
+      });
+      expect(hung.loops[queue].oldestHandlerMs).toBeGreaterThan(50);
+      expect(hung.message).toContain(`the claim loop of ${queue} has a handler running for`);
+      expect(hung.message).toContain('past maxHandlerMs (0.1 s)');
+
+      // And in this process's metrics, beside nothing read from Redis.
+      const scrape = parseExposition(await app.get(EchoMqMetrics).runtimeRegistry.metrics());
+      expect(valueOf(scrape, 'echomq_handlers_running', { queue })).toBe(1);
+      expect(valueOf(scrape, 'echomq_oldest_handler_seconds', { queue })).toBeGreaterThan(0.05);
+      expect(samplesOf(scrape, 'echomq_queue_jobs')).toEqual([]);
+    } finally {
+      gates.resolveAll('done');
+      await app.close();
     }
   });
 

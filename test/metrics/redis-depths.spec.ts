@@ -7,6 +7,7 @@ import { EchoMqMetrics, LANES_REPORTED_MAX } from '@app/echomq/metrics';
 import { openMonitor } from '../support/monitor';
 import { bootApp } from '../support/nest';
 import { connect, uniqueQueue } from '../support/redis';
+import { eventually } from './support/eventually';
 import { parseExposition, samplesOf, valueOf } from './support/exposition';
 
 /** A producer-only application under a key prefix of its own, so a snapshot reads only this file's queues. */
@@ -89,6 +90,41 @@ describe('metrics read from Redis: depths per set and lane, and what one scrape 
     }
   });
 
+  it("drops an obliterated queue's series from the next snapshot", async () => {
+    const app = await bootProducer(`obl-${randomBytes(4).toString('hex')}`);
+    try {
+      const queues = app.get(QueueService);
+      const metrics = app.get(EchoMqMetrics);
+      const [gone, kept] = [uniqueQueue('obliterated'), uniqueQueue('kept')];
+      await queues.enqueueMany(gone, [{ data: 1, lane: 'a' }, { data: 2 }]);
+      await queues.enqueue(kept, { n: 1 });
+      const before = parseExposition(await metrics.text());
+      expect(valueOf(before, 'echomq_queue_jobs', { queue: gone, set: 'pending' })).toBe(2);
+      expect(valueOf(before, 'echomq_lane_jobs', { queue: gone, lane: 'a', set: 'pending' })).toBe(1);
+      expect(valueOf(before, 'echomq_transitions_total', { queue: gone, transition: 'enqueued' })).toBe(2);
+
+      await queues.obliterate(gone);
+      // A snapshot answers for a second: the next one no longer reads the queue.
+      const after = await eventually(
+        async () => parseExposition(await metrics.text()),
+        (now) => samplesOf(now, 'echomq_queue_jobs', { queue: gone }).length === 0,
+        'a snapshot after the obliterate',
+      );
+      for (const name of [
+        'echomq_queue_jobs',
+        'echomq_lane_jobs',
+        'echomq_queue_lanes',
+        'echomq_queue_paused',
+      ]) {
+        expect(samplesOf(after, name, { queue: gone })).toEqual([]);
+      }
+      expect(samplesOf(after, 'echomq_transitions_total', { queue: gone })).toEqual([]);
+      expect(valueOf(after, 'echomq_queue_jobs', { queue: kept, set: 'pending' })).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('serves concurrent scrapes from one read: one SMEMBERS, and four commands per queue', async () => {
     const prefix = `shr-${randomBytes(4).toString('hex')}`;
     const app = await bootProducer(prefix);
@@ -120,9 +156,12 @@ describe('metrics read from Redis: depths per set and lane, and what one scrape 
 
       const scrapes = await Promise.all(Array.from({ length: 20 }, () => app.get(EchoMqMetrics).text()));
       for (const text of scrapes) {
-        expect(valueOf(parseExposition(text), 'echomq_queue_jobs', { queue: names[0], set: 'pending' })).toBe(
-          1,
-        );
+        const scrape = parseExposition(text);
+        expect(valueOf(scrape, 'echomq_queue_jobs', { queue: names[0], set: 'pending' })).toBe(1);
+        // A counter is increased from the snapshot at each collect: concurrent ones must not add up.
+        for (const queue of names) {
+          expect(valueOf(scrape, 'echomq_transitions_total', { queue, transition: 'enqueued' })).toBe(1);
+        }
       }
       await redis.echo(end);
       await ended;

@@ -26,6 +26,17 @@ export interface WorkerConfig {
   readonly metricsPort?: number;
   /** EMQ_METRICS_HOST: the address that listener binds to. Default 0.0.0.0 (every interface, as in a container). */
   readonly metricsHost?: string;
+  /**
+   * EMQ_METRICS_REDIS: `on` (the default; also when unset here) serves the metrics read from Redis beside this
+   * process's own; `off` serves this process's own only, so a fleet of workers does not read
+   * every queue from Redis at each scrape, and one api reports the queue-wide metrics for all.
+   */
+  readonly metricsRedis?: boolean;
+  /**
+   * EMQ_HEALTH_MAX_HANDLER_MS: /health/live and /health/ready report down when a handler has
+   * run longer than this; unset (the default), handlers are reported but not judged.
+   */
+  readonly healthMaxHandlerMs?: number;
 }
 
 function integerFromEnv(
@@ -42,6 +53,10 @@ function integerFromEnv(
     throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function isSet(raw: string | undefined): raw is string {
+  return raw !== undefined && raw !== '';
 }
 
 export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
@@ -61,16 +76,24 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (/\s/.test(metricsHost)) {
     throw new Error(`EMQ_METRICS_HOST must be a host name or address, got ${JSON.stringify(metricsHost)}`);
   }
-  const metricsPort =
-    env.EMQ_METRICS_PORT === undefined || env.EMQ_METRICS_PORT === ''
-      ? undefined
-      : integerFromEnv(env, 'EMQ_METRICS_PORT', 0, 0, 65_535);
+  const metricsPort = isSet(env.EMQ_METRICS_PORT)
+    ? integerFromEnv(env, 'EMQ_METRICS_PORT', 0, 0, 65_535)
+    : undefined;
+  const metricsRedis = env.EMQ_METRICS_REDIS || 'on';
+  if (metricsRedis !== 'on' && metricsRedis !== 'off') {
+    throw new Error(`EMQ_METRICS_REDIS must be on or off, got ${JSON.stringify(metricsRedis)}`);
+  }
+  const healthMaxHandlerMs = isSet(env.EMQ_HEALTH_MAX_HANDLER_MS)
+    ? integerFromEnv(env, 'EMQ_HEALTH_MAX_HANDLER_MS', 0, 1, 604_800_000)
+    : undefined;
   return {
     redisUrl,
     keyPrefix,
     ...(redisTls ? { redisTls } : {}),
     ...(metricsPort === undefined ? {} : { metricsPort }),
     metricsHost,
+    metricsRedis: metricsRedis === 'on',
+    ...(healthMaxHandlerMs === undefined ? {} : { healthMaxHandlerMs }),
     demoConcurrency: integerFromEnv(env, 'EMQ_DEMO_CONCURRENCY', 50, 1, 10_000),
     shutdownGraceMs: integerFromEnv(env, 'EMQ_SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
   };

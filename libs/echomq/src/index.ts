@@ -90,7 +90,7 @@ export type { Job, JobHandler } from './worker/job';
 // Metrics (docs/operations.md); the health indicator is in the `@echomq/nestjs/health` entry.
 export { EchoMqMetrics } from './metrics/echomq-metrics';
 export { LANES_REPORTED_MAX } from './metrics/redis-metrics';
-export { SNAPSHOT_MAX_AGE_MS, QUEUES_READ_AT_ONCE } from './metrics/redis-snapshot';
+export { SNAPSHOT_MAX_AGE_MS, SNAPSHOT_BUDGET_MS, QUEUES_READ_AT_ONCE } from './metrics/redis-snapshot';
 
 // Events.
 export type { QueueEvent, QueueEventListener } from './queue/queue-events';

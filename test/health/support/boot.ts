@@ -1,4 +1,4 @@
-import type { INestApplication, Provider } from '@nestjs/common';
+import type { INestApplication, LoggerService, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { EchoMqModule, type EchoMqModuleOptions } from '@app/echomq';
@@ -9,6 +9,8 @@ import { redisUrl } from '../../support/redis';
 export interface BootOptions {
   /** Replaces the application's RedisConnections (see NoDeadlineConnections). */
   readonly connections?: (options: EchoMqModuleOptions) => RedisConnections;
+  /** Where the application logs (e.g. a CapturedLog); errors only to the console otherwise. */
+  readonly logger?: LoggerService;
 }
 
 /**
@@ -29,7 +31,7 @@ export async function bootWithHealth(
     const make = boot.connections;
     builder = builder.overrideProvider(RedisConnections).useFactory({ factory: () => make(moduleOptions) });
   }
-  const app = (await builder.compile()).createNestApplication({ logger: ['error'] });
+  const app = (await builder.compile()).createNestApplication({ logger: boot.logger ?? ['error'] });
   await app.init();
   return app;
 }

@@ -13,10 +13,12 @@ export class WorkerHost {
     child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
   }
 
-  static start(env: Record<string, string>): WorkerHost {
+  /** `preload`: modules required before main (a test's fault planted in the library, see plant-loop-defect.ts). */
+  static start(env: Record<string, string>, preload: readonly string[] = []): WorkerHost {
+    const required = preload.flatMap((path) => ['-r', path]);
     const child = spawn(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', MAIN],
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', ...required, MAIN],
       {
         cwd: ROOT,
         env: { ...process.env, EMQ_LOG_FORMAT: 'text', ...env },
@@ -33,6 +35,13 @@ export class WorkerHost {
 
   get exited(): boolean {
     return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
+  /** Resolves how the process ended, once it has (on its own). */
+  ended(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    const { exitCode, signalCode } = this.child;
+    if (this.exited) return Promise.resolve({ code: exitCode, signal: signalCode });
+    return new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
   }
 
   /**

@@ -6,9 +6,10 @@ import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '../auth/public.decorator';
 
 /**
- * Liveness and readiness in one: the api is useless without Redis. Open, and never throttled, for
- * probes. The api runs no claim loops, so EchoMQ's indicator checks Redis alone here; its key
- * stays `redis`, as probes and dashboards read it.
+ * Readiness: the api is useless without Redis (a liveness probe on it would restart the api for
+ * an outage a restart does not mend). Open, and never throttled, for probes, so Redis's address
+ * shows only when Redis is unreachable. The api runs no claim loops, so EchoMQ's indicator checks
+ * Redis alone here; its key stays `redis`, as probes and dashboards read it.
  */
 @ApiTags('health')
 @Public()

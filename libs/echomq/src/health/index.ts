@@ -8,5 +8,6 @@ export {
   type EchoMqHealthDetails,
 } from './echomq-health.indicator';
 export type { LoopDetail } from './loop-verdict';
-export type { LoopState, ClaimLoopReport } from '../worker/loop-report';
+export type { LoopState, ClaimLoopReport, LoopEnded } from '../worker/loop-report';
+export type { HandlerAges } from '../worker/job-slots';
 export type { LoopStep, LoopStepView } from '../worker/loop-liveness';

@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { Reachability } from '../connection/reachability';
+import { isTransientRedisError } from '../errors';
 import type { StateSet } from '../keyspace';
 import type { QueueCounts } from '../queue/reads';
 import type { LaneView } from '../scripts/lane-reads';
@@ -37,6 +38,18 @@ export interface QueueReads {
 export const QUEUES_READ_AT_ONCE = 16;
 /** How long a snapshot answers every scrape after it was read (Prometheus pairs, dashboards, curl loops). */
 export const SNAPSHOT_MAX_AGE_MS = 1_000;
+/**
+ * How long one snapshot may take: a scrape answers by then with what was read (half of
+ * Prometheus's default 10 s scrape timeout), however silent Redis is and however many queues.
+ */
+export const SNAPSHOT_BUDGET_MS = 5_000;
+
+/** The queues read so far by one snapshot, and whether it is to stop (its budget is spent). */
+interface Progress {
+  readonly queues: QueueSnapshot[];
+  failure?: string;
+  over: boolean;
+}
 
 /**
  * Reads every known queue's depths, lanes, pause flag and transition counters from Redis for
@@ -45,7 +58,10 @@ export const SNAPSHOT_MAX_AGE_MS = 1_000;
  * sent together, for QUEUES_READ_AT_ONCE queues at a time. Scrapes that come while a snapshot
  * is read share it, and it answers them for SNAPSHOT_MAX_AGE_MS after, so any number of
  * scrapers costs Redis at most one snapshot a second. While the command connection is down no
- * read is tried: the scrape answers at once with what the process knows itself.
+ * read is tried: the scrape answers at once with what the process knows itself. Otherwise a
+ * snapshot stops at the first group of queues that met a Redis timeout or outage (the next
+ * would only wait out its deadline too), and at its budget (SNAPSHOT_BUDGET_MS): what was read
+ * by then is reported, the other queues are left out, and it is incomplete (echomq_redis_up 0).
  */
 export class RedisSnapshots {
   private latest?: { readonly at: number; readonly snapshot: RedisSnapshot };
@@ -58,6 +74,7 @@ export class RedisSnapshots {
     private readonly reachability: Pick<Reachability, 'reachable'>,
     private readonly logger: Pick<Logger, 'warn' | 'log'>,
     private readonly maxAgeMs = SNAPSHOT_MAX_AGE_MS,
+    private readonly budgetMs = SNAPSHOT_BUDGET_MS,
   ) {}
 
   /** The latest snapshot if it is fresh, else the one being read, else a new one. Never rejects. */
@@ -75,23 +92,43 @@ export class RedisSnapshots {
   private async read(): Promise<RedisSnapshot> {
     const started = monotonicMs();
     if (!this.reachability.reachable) return this.outcome([], false, started, 'Redis is unreachable');
+    const progress: Progress = { queues: [], over: false };
+    let timer: NodeJS.Timeout | undefined;
+    const budget = new Promise<'over'>((resolve) => {
+      timer = setTimeout(() => resolve('over'), this.budgetMs);
+    });
+    const ended = await Promise.race([this.readAll(progress), budget]);
+    clearTimeout(timer);
+    // Past its budget, the group in flight is left to its deadlines and no other is started.
+    progress.over = true;
+    if (ended === 'over') progress.failure ??= `not read within ${this.budgetMs} ms`;
+    const { queues, failure } = progress;
+    return this.outcome([...queues], failure === undefined, started, failure);
+  }
+
+  /** Reads the queues QUEUES_READ_AT_ONCE at a time, until one group meets a transient error or the budget ends. */
+  private async readAll(progress: Progress): Promise<void> {
     let names: string[];
     try {
       names = await this.reads.listQueues();
     } catch (error) {
-      return this.outcome([], false, started, (error as Error).message);
+      progress.failure = (error as Error).message;
+      return;
     }
-    const queues: QueueSnapshot[] = [];
-    let failure: string | undefined;
-    for (let at = 0; at < names.length; at += QUEUES_READ_AT_ONCE) {
+    for (let at = 0; at < names.length && !progress.over; at += QUEUES_READ_AT_ONCE) {
       const chunk = names.slice(at, at + QUEUES_READ_AT_ONCE);
       const read = await Promise.allSettled(chunk.map((queue) => this.readQueue(queue)));
+      if (progress.over) return;
+      let transient = false;
       for (const each of read) {
-        if (each.status === 'fulfilled') queues.push(each.value);
-        else failure ??= (each.reason as Error).message;
+        if (each.status === 'fulfilled') progress.queues.push(each.value);
+        else {
+          progress.failure ??= (each.reason as Error).message;
+          transient ||= isTransientRedisError(each.reason);
+        }
       }
+      if (transient) return;
     }
-    return this.outcome(queues, failure === undefined, started, failure);
   }
 
   private async readQueue(queue: string): Promise<QueueSnapshot> {

@@ -47,7 +47,12 @@ export async function claimWithRepeat(
   const sentAt = monotonicMs();
   const claim = await confirmedClaim(ctx, request, sentAt, options);
   const { jobs } = claim.batch;
-  options.observer.claimed(options.queue, jobs, monotonicMs() - sentAt, sentAtEpochMs);
+  try {
+    options.observer.claimed(options.queue, jobs, monotonicMs() - sentAt, sentAtEpochMs);
+  } catch (error) {
+    // Guarded here too, whatever the observer is: the jobs are claimed and must be launched.
+    options.logger.error(`A claimed observer of ${options.queue} threw: ${(error as Error).message}`);
+  }
   return claim;
 }
 

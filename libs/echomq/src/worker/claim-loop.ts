@@ -1,28 +1,20 @@
 import type { Logger } from '@nestjs/common';
 import { Cluster } from 'ioredis';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
-import type { ClaimBatch } from '../scripts';
 import type { DurableScriptContext } from '../durability/durable-context';
-import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { ChangeSignal } from './change-signal';
-import { claimAndLaunch } from './isolated-claim';
-import { pauseAfter } from './claim-pause';
+import { runClaimPasses } from './claim-passes';
 import type { JobRunner, WorkerEventEmitter } from './job-runner';
 import { JobSlots } from './job-slots';
 import type { CancelSubscription, CancelWatch } from './cancel-watch';
-import { isolationMember, type ClaimTurn, type IsolationGate, type IsolationMember } from './isolation-gate';
+import { isolationMember, type IsolationGate, type IsolationMember } from './isolation-gate';
 import type { LeaseKeeper } from './lease-keeper';
-import { releaseAtShutdown } from './release-at-shutdown';
+import { drainAtStop } from './release-at-shutdown';
 import type { WakeWaiter } from './wake-waiter';
-import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
-import { FullRedisNotice } from '../connection/full-redis-notice';
 import { monotonicMs } from '../monotonic';
+import { ClaimFailures } from './claim-failures';
 import { LoopLiveness, StepBounds, type LoopLivenessView } from './loop-liveness';
-
-const ERROR_BACKOFF_MAX_MS = 5_000;
-/** After the grace period, how long handlers aborted but not released get to return and be settled. */
-const ABORTED_RETURN_MS = 1_000;
+import type { HandlerAges } from './job-slots';
 
 export interface ClaimLoopTiming {
   /**
@@ -40,9 +32,10 @@ export interface ClaimLoopTiming {
  * at most SCRIPT_BATCH_MAX, runs them concurrently and never holds more than
  * `concurrency`. When the queue is empty it blocks on the wake list until enqueue
  * signals, bounded by the next scheduled run-at, so an idle queue costs no polling; when
- * the queue is rate-limited or held it sleeps until the limit ends (see pauseAfter). What it
- * claims, and when, also follows its process's IsolationGate: a job that may have crashed its
- * last worker runs with nothing else in flight in the process.
+ * the queue is rate-limited or held it sleeps until the limit ends (see runClaimPasses). What
+ * it claims, and when, also follows its process's IsolationGate: a job that may have crashed
+ * its last worker runs with nothing else in flight in the process. This class is the loop's
+ * life: its parts, start, stop and what it reports.
  */
 export class ClaimLoop {
   /** Aborted when claiming stops; a restart gets a fresh one. */
@@ -60,8 +53,8 @@ export class ClaimLoop {
   private readonly member: IsolationMember;
   /** This queue's cancels, followed while the loop holds jobs (see CancelWatch). */
   private cancelled?: CancelSubscription;
-  /** A full Redis met on every retry is said once (see FullRedisNotice); the loop backs off meanwhile. */
-  private readonly fullRedis: FullRedisNotice;
+  /** Failed claims in a row: said, and backed off from (see ClaimFailures). */
+  private readonly failures: ClaimFailures;
   /** The step the loop is in and its bound, for the health indicator (see LoopLiveness). */
   private readonly liveness = new LoopLiveness();
   private readonly bounds: StepBounds;
@@ -80,7 +73,7 @@ export class ClaimLoop {
     /** Aborts handlers of jobs removed while they run; without one, the heartbeat does (lease lost). */
     private readonly cancels?: CancelWatch,
   ) {
-    this.fullRedis = new FullRedisNotice(logger, `Claim loop of ${queue}`);
+    this.failures = new ClaimFailures(logger, queue);
     this.changes = new ChangeSignal(gate.changes);
     // A claim's reply comes at most a replay window after the claim ran (its last repeat).
     const keepCancelsMs = timing.repeatForMs + timing.commandTimeoutMs;
@@ -103,6 +96,19 @@ export class ClaimLoop {
   /** The step the loop is in (none once stopped) and what ended it if it ended unexpectedly. */
   get health(): LoopLivenessView {
     return this.liveness;
+  }
+
+  /** The handlers running now and the age of the oldest (health's maxHandlerMs, the metrics). */
+  get handlerAges(): HandlerAges {
+    return this.slots.handlerAges();
+  }
+
+  /**
+   * Calls `listener` with the reason when an error escapes the loop (a defect: the loop claims
+   * nothing more until it is started again), after it was logged and kept for health.
+   */
+  onEnded(listener: (reason: string) => void): void {
+    this.liveness.onEnded(listener);
   }
 
   /** completed / failed / stale / throttled, per job, after Redis recorded the outcome. */
@@ -190,7 +196,7 @@ export class ClaimLoop {
    * to pending (their retry budget intact) and aborts their handlers. Every step is
    * bounded whatever the network does: each Redis call by the command deadline, and
    * repeats end one deadline past the grace period, so stop() returns within about
-   * graceMs + 3 command deadlines + ABORTED_RETURN_MS. Final: the loop does not start again.
+   * graceMs + 3 command deadlines + 1 s (see drainAtStop). Final: the loop does not start again.
    */
   async stop(graceMs: number): Promise<void> {
     this.shutDown = true;
@@ -207,17 +213,11 @@ export class ClaimLoop {
     this.waiter.interrupt();
     this.changes.notify();
     await this.loop;
-    // Claiming is over: jobs still running are released below, their attempts settled.
+    // Claiming is over: jobs still running get their grace, then are released, their attempts settled.
     this.gate.leave(this.member);
-    await this.slots.handlersReturned(graceEnd);
-    const left = this.slots.runningJobs();
-    if (left.length > 0) {
-      const unreleased = await releaseAtShutdown(this.ctx, this.queue, left, repeatEnd, this.logger);
-      // Their outcomes still count: a handler that returns now is settled (see JobRunner.run).
-      await this.slots.handlersReturned(monotonicMs() + ABORTED_RETURN_MS, unreleased);
-    }
-    // Outcomes already computed still go out (at a shutdown, settle repeats end at repeatEnd).
-    await this.slots.settled();
+    const { ctx, queue, slots, logger, runner } = this;
+    const stopping = { ctx, queue, slots, logger, releasedWhileRunning: runner.releasedWhileRunning };
+    await drainAtStop(stopping, graceEnd, repeatEnd);
     // A handler that ignored its abort still holds its lease: only a shutdown stops its heartbeat
     // (and the cancels watch, which can still abort it when it is removed).
     if (final || this.slots.runningCount === 0) {
@@ -234,67 +234,13 @@ export class ClaimLoop {
     // (bounded: its first try is one command).
     this.liveness.enter('starting', this.bounds.startMs);
     await this.cancelled?.ready;
-    let failures = 0;
-    while (!this.stopping) {
-      const free = this.options.concurrency - this.slots.taken;
-      if (free <= 0) {
-        this.liveness.enter('waiting for a slot', null);
-        await this.changes.changed();
-        continue;
-      }
-      const turn = this.gate.turn(this.member);
-      if (!turn.claim) {
-        this.liveness.enter('waiting for isolation', turn.recheckMs ?? null);
-        await this.gate.changes.changed(turn.recheckMs);
-        continue;
-      }
-      const count = Math.min(free, SCRIPT_BATCH_MAX);
-      try {
-        this.liveness.enter('claiming', this.bounds.claimMs);
-        const batch = await this.claim(count, turn);
-        failures = 0;
-        this.fullRedis.cleared();
-        const pause = pauseAfter(batch, count);
-        // A loop waiting to run a crash suspect alone waits in the gate, not on the wake list.
-        if (pause && !this.stopping && !(this.isolating && pause.until === 'wake')) {
-          // A limit is not lifted by an enqueue: sleep it off the wake list, until stop.
-          if (pause.until === 'limit') {
-            this.liveness.enter('rate-limited', pause.ms);
-            await this.sleepUnlessStopped(pause.ms);
-          } else {
-            this.liveness.enter('waiting for work', this.bounds.waitMs(pause.ms));
-            await this.waiter.wait(pause.ms);
-          }
-        }
-      } catch (error) {
-        if (this.stopping) break;
-        failures += 1;
-        if (!this.fullRedis.met(error)) {
-          warnUnlessUnreachable(
-            this.logger,
-            error,
-            `Claim loop of ${this.queue}: ${(error as Error).message}; retrying`,
-          );
-        }
-        const backoffMs = Math.min(ERROR_BACKOFF_MAX_MS, 50 * 2 ** failures);
-        this.liveness.enter('backing off', backoffMs);
-        await this.changes.changed(backoffMs);
-      }
-    }
-  }
-
-  /** One claim of up to `count` jobs, launched as they arrive (see claimAndLaunch). */
-  private claim(count: number, turn: ClaimTurn & { claim: true }): Promise<ClaimBatch> {
-    const { ctx, queue, options, logger, slots, gate, member } = this;
-    const loop = { ctx, queue, options, logger, slots, gate, member, observer: this.runner.observer };
-    return claimAndLaunch(
-      { ...loop, repeatForMs: this.timing.repeatForMs, stopped: this.stopped.signal },
-      count,
-      turn,
-    );
-  }
-
-  private sleepUnlessStopped(ms: number): Promise<void> {
-    return sleep(ms, undefined, { signal: this.stopped.signal }).catch(() => undefined);
+    const { ctx, queue, options, logger, slots, changes, gate, member, waiter } = this;
+    const { liveness, bounds, failures } = this;
+    await runClaimPasses({
+      ...{ ctx, queue, options, logger, slots, changes, gate, member, waiter, liveness, bounds, failures },
+      observer: this.runner.observer,
+      repeatForMs: this.timing.repeatForMs,
+      stopped: this.stopped.signal,
+    });
   }
 }

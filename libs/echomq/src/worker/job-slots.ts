@@ -6,6 +6,12 @@ import { RecentCancels } from './recent-cancels';
 import { monotonicMs } from '../monotonic';
 import type { RunningJob } from './running-job';
 
+/** How many handlers of one loop run now, and how long the oldest of them has (ms; null: none runs). */
+export interface HandlerAges {
+  readonly running: number;
+  readonly oldestMs: number | null;
+}
+
 /**
  * The jobs one claim loop holds, by stage:
  * - running: the handler runs; what concurrency counts;
@@ -22,7 +28,10 @@ import type { RunningJob } from './running-job';
 export class JobSlots {
   private readonly running = new Map<string, RunningJob>();
   private readonly settling = new Set<Promise<void>>();
-  private readonly lingering = new Set<Promise<void>>();
+  /** Lingering handlers, each with when it started (monotonicMs). */
+  private readonly lingering = new Map<Promise<void>, number>();
+  /** When each running job's handler started (monotonicMs). */
+  private readonly startedAt = new WeakMap<RunningJob, number>();
   /** Cancels read before their claim was launched here (or meant for other processes). */
   private readonly early: RecentCancels;
 
@@ -70,6 +79,19 @@ export class JobSlots {
   /** Whether a handler runs, counting those that outlived their timeout. */
   get handlersRunning(): boolean {
     return this.running.size > 0 || this.lingering.size > 0;
+  }
+
+  /**
+   * The handlers running now (lingering ones included) and how long the oldest has run: a
+   * handler that never returns holds its slot for good when the queue has no timeoutMs (the
+   * default), so its age is what shows it (health's maxHandlerMs, echomq_oldest_handler_seconds).
+   */
+  handlerAges(): HandlerAges {
+    let oldest = Infinity;
+    for (const job of this.running.values()) oldest = Math.min(oldest, this.startedAt.get(job) ?? Infinity);
+    for (const since of this.lingering.values()) oldest = Math.min(oldest, since);
+    const running = this.running.size + this.lingering.size;
+    return { running, oldestMs: oldest === Infinity ? null : monotonicMs() - oldest };
   }
 
   /**
@@ -125,6 +147,8 @@ export class JobSlots {
       job.removed();
     }
     this.running.set(job.claim.claimant, job);
+    const startedAt = monotonicMs();
+    this.startedAt.set(job, startedAt);
     this.keeper.track(job);
     // The slot frees when the handler returns (or its timeout fails the attempt), not when
     // Redis has recorded the outcome, so the next claim and this job's completion travel
@@ -140,7 +164,7 @@ export class JobSlots {
       this.changes.notify();
     };
     const lingering = (handler: Promise<void>): void => {
-      this.lingering.add(handler);
+      this.lingering.set(handler, startedAt);
       if (this.lingering.size === this.concurrency + 1) this.warnHeldBack();
       void handler.finally(() => {
         this.lingering.delete(handler);

@@ -9,8 +9,9 @@ import { monotonicMs } from '../monotonic';
  * - waiting for work: blocked on the wake list, until an enqueue or the next run-at;
  * - rate-limited: sleeping off a rate limit or a hold;
  * - backing off: after a failed claim;
- * - waiting for a slot: every slot is taken by a running handler (no bound: handlers have
- *   their own timeouts, and a loop that waits for them is not stuck);
+ * - waiting for a slot: every slot is taken by a running handler (no bound: a handler runs as
+ *   long as it runs, since timeoutMs is off by default; a hung handler shows as the age of the
+ *   loop's oldest handler instead, see JobSlots.handlerAges);
  * - waiting for isolation: a job that may have crashed its last worker runs alone in the
  *   process, so the loop waits for it (bounded when the gate says until when).
  */
@@ -48,6 +49,7 @@ export interface LoopLivenessView {
 export class LoopLiveness implements LoopLivenessView {
   private current: { step: LoopStep; since: number; boundMs: number | null } | undefined;
   private endedWith?: string;
+  private readonly endedListeners: ((reason: string) => void)[] = [];
 
   enter(step: LoopStep, boundMs: number | null): void {
     this.current = { step, since: monotonicMs(), boundMs };
@@ -55,17 +57,31 @@ export class LoopLiveness implements LoopLivenessView {
 
   /**
    * Follows one run of the loop. Every wait and call in it is bounded and caught, so an error
-   * that still escapes is a defect: it ends this loop only, is said once, and is kept for the
-   * health indicator (instead of an unhandled rejection that would end the process).
+   * that still escapes is a defect: it ends this loop only, is logged as an error, is kept for
+   * the health indicator, and is told to the onEnded listeners (the explorer's loop-ended ones: the
+   * worker host exits on it so its supervisor restarts it), instead of an unhandled rejection.
    */
   follow(run: Promise<void>, logger: Logger, queue: string): Promise<void> {
     // Not the step: run() entered its first one before it was handed over.
     this.endedWith = undefined;
     return run.catch((error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
       this.current = undefined;
-      this.endedWith = error instanceof Error ? error.message : String(error);
-      logger.error(`The claim loop of ${queue} ended: ${this.endedWith}; nothing is claimed from it here`);
+      this.endedWith = reason;
+      logger.error(`The claim loop of ${queue} ended: ${reason}; nothing is claimed from it here`);
+      for (const listener of this.endedListeners) {
+        try {
+          listener(reason);
+        } catch (thrown) {
+          logger.error(`A loop-ended listener of ${queue} threw: ${(thrown as Error).message}`);
+        }
+      }
     });
+  }
+
+  /** Calls `listener` with the reason each time an error ends a followed run (see follow). */
+  onEnded(listener: (reason: string) => void): void {
+    this.endedListeners.push(listener);
   }
 
   /** The loop stopped (stopClaiming, shutdown): no step any more. */
@@ -95,17 +111,28 @@ const BLOCKED_READ_GRACE_MS = 2_000;
  * its last back-off (runScript's MIGRATION_WAIT_MS and MIGRATION_BACKOFF_MAX_MS).
  */
 const SLOT_MIGRATION_WAIT_MS = 30_500;
+/**
+ * The command deadlines one try of a script call can take (DeadlineRedis): held while the
+ * connection is down (one), sent on reconnect with a fresh deadline (two), and after a
+ * restarted Redis answered NOSCRIPT, the EVAL that follows (three).
+ */
+export const COMMAND_DEADLINES_PER_TRY = 3;
 
 /** The bounds of a claim loop's steps, from its deadlines. */
 export class StepBounds {
   /**
-   * One claim: its last repeat starts within repeatForMs, and one try is a script call (an
-   * EVALSHA, then an EVAL after NOSCRIPT, each with its command deadline; on a cluster,
-   * repeated while the slot migrates), plus, with durable writes, the confirmation (given up
-   * at half the lease) and the release of an unconfirmed claim (repeated until the lease ends).
+   * One claim: its last repeat starts within repeatForMs, and one try is a script call of up to
+   * three command deadlines (an EVALSHA sent while the connection is down is held up to one
+   * deadline, then sent on reconnect with a fresh one, and after a restart's NOSCRIPT the EVAL
+   * has its own; on a cluster, repeated while the slot migrates), plus, with durable writes, the
+   * confirmation (given up at half the lease) and the release of an unconfirmed claim
+   * (repeated until the lease ends).
    */
   readonly claimMs: number;
-  /** Taking the cancels stream's position: one command, maybe behind one in flight, and a blocked read's grace. */
+  /**
+   * Taking the cancels stream's position: one XREVRANGE (held while disconnected, then sent with
+   * a fresh deadline), maybe behind one in flight, and a blocked read's grace.
+   */
   readonly startMs: number;
 
   constructor(
@@ -113,10 +140,10 @@ export class StepBounds {
     where: { readonly cluster: boolean; readonly durableLeaseMs?: number },
   ) {
     const { repeatForMs, commandTimeoutMs } = timing;
-    const tryMs = 2 * commandTimeoutMs + (where.cluster ? SLOT_MIGRATION_WAIT_MS : 0);
+    const tryMs = COMMAND_DEADLINES_PER_TRY * commandTimeoutMs + (where.cluster ? SLOT_MIGRATION_WAIT_MS : 0);
     const confirmMs = where.durableLeaseMs === undefined ? 0 : where.durableLeaseMs + tryMs;
     this.claimMs = repeatForMs + tryMs + confirmMs;
-    this.startMs = 2 * commandTimeoutMs + BLOCKED_READ_GRACE_MS;
+    this.startMs = COMMAND_DEADLINES_PER_TRY * commandTimeoutMs + BLOCKED_READ_GRACE_MS;
   }
 
   /** A wait on the wake list of `timeoutMs`: its watchdog ends it by then plus its grace. */

@@ -1,4 +1,5 @@
 import type { ClaimLoop } from './claim-loop';
+import type { HandlerAges } from './job-slots';
 import type { LoopStepView } from './loop-liveness';
 
 /**
@@ -20,19 +21,31 @@ export interface ClaimLoopReport {
   readonly step?: LoopStepView;
   /** Why it ended, or why it was refused. */
   readonly reason?: string;
+  /** Its handlers running now (those past their timeout included) and the oldest one's age. */
+  readonly handlers: HandlerAges;
+}
+
+/** What the explorer knows of a served queue's registration (see ServedQueues). */
+export interface Serving {
+  readonly refused?: string;
+  readonly registering: boolean;
 }
 
 /** The report of one loop, given what the explorer knows of its queue's registration. */
-export function reportLoop(
-  queue: string,
-  loop: ClaimLoop,
-  serving: { readonly refused?: string; readonly registering: boolean },
-): ClaimLoopReport {
+export function reportLoop(queue: string, loop: ClaimLoop, serving: Serving): ClaimLoopReport {
+  const handlers = loop.handlerAges;
   if (serving.refused !== undefined)
-    return { queue, state: 'refused', expected: true, reason: serving.refused };
-  if (serving.registering) return { queue, state: 'registering', expected: true };
-  if (!loop.claiming) return { queue, state: 'stopped', expected: false };
+    return { queue, state: 'refused', expected: true, reason: serving.refused, handlers };
+  if (serving.registering) return { queue, state: 'registering', expected: true, handlers };
+  if (!loop.claiming) return { queue, state: 'stopped', expected: false, handlers };
   const ended = loop.health.endedBy;
-  if (ended !== undefined) return { queue, state: 'ended', expected: true, reason: ended };
-  return { queue, state: 'claiming', expected: true, step: loop.health.view() };
+  if (ended !== undefined) return { queue, state: 'ended', expected: true, reason: ended, handlers };
+  return { queue, state: 'claiming', expected: true, step: loop.health.view(), handlers };
+}
+
+/** A claim loop that an error ended (see ProcessorExplorer.onLoopEnded). */
+export interface LoopEnded {
+  readonly queue: string;
+  /** The error's message. */
+  readonly reason: string;
 }

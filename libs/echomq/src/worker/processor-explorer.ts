@@ -8,15 +8,9 @@ import {
   type Type,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import {
-  InvalidArgumentError,
-  isTransientRedisError,
-  ModuleImportedTwiceError,
-  ProcessorDefinitionError,
-} from '../errors';
+import { InvalidArgumentError, ModuleImportedTwiceError, ProcessorDefinitionError } from '../errors';
 import type { EchoMqModuleOptions } from '../module/echomq-options';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
-import { onceReachable } from '../connection/once-reachable';
 import { RedisConnections } from '../connection/redis-connections';
 import { QueueService } from '../queue/queue.service';
 import { CancelWatch } from './cancel-watch';
@@ -25,12 +19,13 @@ import { defineProcessor, readProcessorMetadata } from './processor-definition';
 import { Reaper } from './reaper';
 import { IsolationGate } from './isolation-gate';
 import { createClaimLoop } from './loop-factory';
-import { reportLoop, type ClaimLoopReport } from './loop-report';
+import { reportLoop, type ClaimLoopReport, type LoopEnded } from './loop-report';
+import { LoopEndings, type LoopEndedListener } from './loop-endings';
+import { ServedQueues } from './served-queues';
 import { RuntimeHooksRegistry } from '../observability/runtime-hooks-registry';
 import { bindWorkerEventHandlers } from '../events/worker-event-handlers';
 import { DeclaredSchedules } from '../schedules/declared-schedules';
-import { readScheduleMetadata } from '../schedules/schedule.decorator';
-import { HANDLE_METADATA } from './processor.decorator';
+import { addProcessorSchedules } from './processor-schedules';
 
 /**
  * Finds @Processor providers the way @nestjs/schedule finds its handlers: discover
@@ -45,16 +40,13 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   /** One per application: its loops run a job that may have crashed its last worker alone. */
   private readonly isolation = new IsolationGate();
   private started = false;
-  /** Ends the background registration of queues Redis was down for at boot. */
-  private readonly bootstrapAbort = new AbortController();
   /** The module's and the processors' @Schedule declarations, upserted at bootstrap. */
   private readonly schedules: DeclaredSchedules;
   /** Aborts handlers of jobs removed while they run here: one for every loop (see CancelWatch). */
   private cancels?: CancelWatch;
-  /** Served queues whose loop starts once Redis lets them register (it was unreachable at boot). */
-  private readonly registering = new Set<string>();
-  /** Served queues Redis said this worker must not serve, and why (see startOnceRegistered). */
-  private readonly refused = new Map<string, string>();
+  /** The served queues' registration: registering in the background, or refused (see ServedQueues). */
+  private readonly served: ServedQueues;
+  private readonly endings = new LoopEndings(this.logger);
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -67,6 +59,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     private readonly observers: RuntimeHooksRegistry,
   ) {
     this.schedules = new DeclaredSchedules(options.schedules);
+    this.served = new ServedQueues(queues, connections, this.logger);
   }
 
   /** The claim loop serving a queue in this application, if any. */
@@ -81,9 +74,20 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
 
   /** Every processor's claim loop here, by queue name, with what it does and whether it should claim (health). */
   loopReports(): ClaimLoopReport[] {
-    return [...this.loops].map(([queue, loop]) =>
-      reportLoop(queue, loop, { refused: this.refused.get(queue), registering: this.registering.has(queue) }),
-    );
+    return [...this.loops].map(([queue, loop]) => reportLoop(queue, loop, this.served.serving(queue)));
+  }
+
+  /**
+   * Calls `listener` for each claim loop here that an error ends (a defect: it is logged, and
+   * health reports it, but the loop claims nothing more), and at once for each that has already
+   * ended. The worker host exits on it so that its supervisor restarts it. Returns the removal.
+   */
+  onLoopEnded(listener: LoopEndedListener): () => void {
+    const ended: LoopEnded[] = [];
+    for (const { queue, state, reason } of this.loopReports()) {
+      if (state === 'ended') ended.push({ queue, reason: reason ?? 'unknown' });
+    }
+    return this.endings.subscribe(listener, ended);
   }
 
   /**
@@ -94,6 +98,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   startQueue(queue: string): ClaimLoop {
     const loop = this.requireLoop(queue);
     loop.start();
+    this.served.forget(queue);
     // Shutdown stops the loops only of an application that started some.
     this.started = true;
     return loop;
@@ -167,7 +172,8 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       }
       if (metadata.definition) this.queues.useDefinition(metadata.definition);
       const definition = defineProcessor(instance, metadata, this.reflector, this.scanner);
-      this.discoverSchedules(metatype as Type, instance, metadata.queue);
+      const where = { reflector: this.reflector, scanner: this.scanner };
+      addProcessorSchedules(this.schedules, where, metatype as Type, instance, metadata.queue);
       this.cancels ??= new CancelWatch(this.connections);
       const { queues, connections, isolation, cancels, observers: observer } = this;
       const loop = createClaimLoop(
@@ -184,42 +190,16 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
         definition.queue,
         (settling) => loop.trackHandlerWork(settling),
       );
+      loop.onEnded((reason) => this.endings.tell({ queue: definition.queue, reason }));
       this.loops.set(metadata.queue, loop);
     }
   }
 
-  /**
-   * The @Schedule declarations of a processor: on the class (occurrences named by the
-   * declaration, else handled by process()), and on its methods (named by the method's @Handle).
-   */
-  private discoverSchedules(metatype: Type, instance: object, queue: string): void {
-    const className = metatype.name;
-    this.schedules.addDeclarations(queue, readScheduleMetadata(metatype), `@Schedule on ${className}`);
-    const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-    for (const method of this.scanner.getAllMethodNames(prototype)) {
-      const fn = prototype[method];
-      if (typeof fn !== 'function') continue;
-      const declared = readScheduleMetadata(fn);
-      if (declared.length === 0) continue;
-      const handles = this.reflector.get<string | undefined>(HANDLE_METADATA, fn as () => unknown);
-      if (
-        handles === undefined &&
-        method !== 'process' &&
-        declared.some((entry) => entry.declaration.name === undefined)
-      ) {
-        throw new ProcessorDefinitionError(
-          `@Schedule on ${className}.${method}: the method is neither process() nor a @Handle(name), so no job would reach it`,
-        );
-      }
-      this.schedules.addDeclarations(queue, declared, `@Schedule on ${className}.${method}`, handles ?? '');
-    }
-  }
-
   async onApplicationBootstrap(): Promise<void> {
-    const unregistered = await this.registerServed();
+    const unregistered = await this.served.registerAll(this.loops.keys());
     try {
       // Before any claim loop starts, and in producer-only applications too.
-      await this.schedules.upsertAll(this.queues, this.logger, this.bootstrapAbort.signal);
+      await this.schedules.upsertAll(this.queues, this.logger, this.served.signal);
     } catch (error) {
       await this.connections.onApplicationShutdown();
       throw error;
@@ -230,34 +210,11 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     const registered = [...this.loops.keys()].filter((queue) => !unregistered.includes(queue));
     await DeclaredSchedules.sweepBeforeClaiming(this.queues, registered, this.logger);
     for (const queue of registered) this.startLoop(queue, this.loops.get(queue)!);
-    for (const queue of unregistered) this.registering.add(queue);
-    for (const queue of unregistered) void this.startOnceRegistered(queue);
+    for (const queue of unregistered) {
+      this.served.startOnceRegistered(queue, () => this.startLoop(queue, this.loops.get(queue)!));
+    }
     this.reaper.start([...this.loops.keys()]);
     this.started = true;
-  }
-
-  /** Registers the served queues; returns those Redis was unreachable for (registered in the background). */
-  private async registerServed(): Promise<string[]> {
-    const unregistered: string[] = [];
-    try {
-      for (const queue of this.loops.keys()) {
-        try {
-          await this.queues.register(queue);
-        } catch (error) {
-          // Redis down at boot: the application still boots, and the queue is registered
-          // (its data format checked) in the background before its loop starts.
-          if (!isTransientRedisError(error)) throw error;
-          unregistered.push(queue);
-        }
-      }
-    } catch (error) {
-      // A queue this worker must not serve (DataFormatError, RedisVersionError,
-      // EvictionPolicyError) stops the boot before any loop starts; Nest runs no shutdown
-      // hooks then, so close the connections here.
-      await this.connections.onApplicationShutdown();
-      throw error;
-    }
-    return unregistered;
   }
 
   private startLoop(queue: string, loop: ClaimLoop): void {
@@ -265,27 +222,8 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
     this.logger.log(`Processing queue ${queue} (concurrency ${loop.options.concurrency})`);
   }
 
-  /**
-   * Registers a queue whose registration failed at boot because Redis was unreachable,
-   * repeating until Redis answers, then starts its loop. A queue Redis says this worker
-   * must not serve (a newer data format) is left unserved, said once as an error.
-   */
-  private async startOnceRegistered(queue: string): Promise<void> {
-    try {
-      const registered = await onceReachable(() => this.queues.register(queue), this.bootstrapAbort.signal);
-      this.registering.delete(queue);
-      if (registered) this.startLoop(queue, this.loops.get(queue)!);
-    } catch (error) {
-      this.registering.delete(queue);
-      this.refused.set(queue, (error as Error).message);
-      this.logger.error(`Not serving queue ${queue}: ${(error as Error).message}`);
-    }
-  }
-
   async beforeApplicationShutdown(): Promise<void> {
-    this.bootstrapAbort.abort();
-    this.registering.clear();
-    this.refused.clear();
+    this.served.close();
     if (!this.started) return;
     this.started = false;
     this.reaper.stop();

@@ -3,7 +3,45 @@ import { releaseJobs, type ScriptContext } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { repeatUntilKnown } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
+import { monotonicMs } from '../monotonic';
+import type { JobSlots } from './job-slots';
 import type { RunningJob } from './running-job';
+
+/** After the grace period, how long handlers aborted but not released get to return and be settled. */
+const ABORTED_RETURN_MS = 1_000;
+
+/** What a stopping claim loop hands over of its jobs. */
+export interface StoppingLoop {
+  readonly ctx: ScriptContext;
+  readonly queue: string;
+  readonly slots: JobSlots;
+  readonly logger: Logger;
+  /** Counts a job released while its handler still runs as released (see JobRunner.releasedWhileRunning). */
+  releasedWhileRunning(job: RunningJob): void;
+}
+
+/**
+ * The jobs of a loop that stopped claiming: their handlers get until `graceEnd` to return,
+ * those still running are released to pending (repeats until `repeatEnd`) and aborted, the
+ * aborted ones whose release was not recorded get ABORTED_RETURN_MS more to return and be
+ * settled, and every outcome already on its way to Redis is awaited. A released job whose
+ * handler ignores its abort is counted as released now: its outcome is moot, whenever it returns.
+ */
+export async function drainAtStop(loop: StoppingLoop, graceEnd: number, repeatEnd: number): Promise<void> {
+  const { slots } = loop;
+  await slots.handlersReturned(graceEnd);
+  const left = slots.runningJobs();
+  if (left.length > 0) {
+    const unreleased = await releaseAtShutdown(loop.ctx, loop.queue, left, repeatEnd, loop.logger);
+    // Their outcomes still count: a handler that returns now is settled (see JobRunner.run).
+    await slots.handlersReturned(monotonicMs() + ABORTED_RETURN_MS, unreleased);
+    for (const job of left) {
+      if (!unreleased.includes(job) && slots.isRunning(job)) loop.releasedWhileRunning(job);
+    }
+  }
+  // Outcomes already computed still go out (at a shutdown, settle repeats end at repeatEnd).
+  await slots.settled();
+}
 
 /**
  * Gives the jobs still running at the end of a shutdown's grace period back to pending

@@ -1,0 +1,82 @@
+import type { Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DurableScriptContext } from '../durability/durable-context';
+import type { ResolvedQueueOptions } from '../queue/queue-options';
+import { SCRIPT_BATCH_MAX } from '../scripts/limits';
+import type { ChangeSignal } from './change-signal';
+import type { ClaimFailures } from './claim-failures';
+import { pauseAfter } from './claim-pause';
+import { claimAndLaunch } from './isolated-claim';
+import type { IsolationGate, IsolationMember } from './isolation-gate';
+import type { JobSlots } from './job-slots';
+import type { LoopLiveness, StepBounds } from './loop-liveness';
+import type { RuntimeObserver } from './runtime-observer';
+import type { WakeWaiter } from './wake-waiter';
+
+/** What one run of a claim loop works with: the loop's parts, and this run's stop signal. */
+export interface ClaimRun {
+  readonly ctx: DurableScriptContext;
+  readonly queue: string;
+  readonly options: ResolvedQueueOptions;
+  readonly logger: Logger;
+  readonly slots: JobSlots;
+  readonly changes: ChangeSignal;
+  readonly gate: IsolationGate;
+  readonly member: IsolationMember;
+  readonly waiter: WakeWaiter;
+  readonly observer: RuntimeObserver;
+  /** How long after its first send a claim may be repeated (ClaimLoopTiming.repeatForMs). */
+  readonly repeatForMs: number;
+  readonly liveness: LoopLiveness;
+  readonly bounds: StepBounds;
+  readonly failures: ClaimFailures;
+  /** Aborted when this run is to stop claiming. */
+  readonly stopped: AbortSignal;
+}
+
+/**
+ * The passes of one run of a claim loop, until it is stopped. Each pass waits for a free slot,
+ * or for its turn in the IsolationGate, or claims up to its free slots (at most
+ * SCRIPT_BATCH_MAX) and launches them, then, if the claim did not fill them, sleeps off a rate
+ * limit or blocks on the wake list (see pauseAfter); a failed claim is backed off from (see
+ * ClaimFailures). Each step is recorded with its bound in `liveness`, for the health indicator.
+ */
+export async function runClaimPasses(run: ClaimRun): Promise<void> {
+  const { options, slots, changes, gate, member, liveness, bounds, failures, stopped } = run;
+  while (!stopped.aborted) {
+    const free = options.concurrency - slots.taken;
+    if (free <= 0) {
+      liveness.enter('waiting for a slot', null);
+      await changes.changed();
+      continue;
+    }
+    const turn = gate.turn(member);
+    if (!turn.claim) {
+      liveness.enter('waiting for isolation', turn.recheckMs ?? null);
+      await gate.changes.changed(turn.recheckMs);
+      continue;
+    }
+    const count = Math.min(free, SCRIPT_BATCH_MAX);
+    try {
+      liveness.enter('claiming', bounds.claimMs);
+      const batch = await claimAndLaunch(run, count, turn);
+      failures.cleared();
+      const pause = pauseAfter(batch, count);
+      // A loop waiting to run a crash suspect alone waits in the gate, not on the wake list.
+      if (!pause || stopped.aborted || (gate.isolating(member) && pause.until === 'wake')) continue;
+      // A limit is not lifted by an enqueue: sleep it off the wake list, until stop.
+      if (pause.until === 'limit') {
+        liveness.enter('rate-limited', pause.ms);
+        await sleep(pause.ms, undefined, { signal: stopped }).catch(() => undefined);
+      } else {
+        liveness.enter('waiting for work', bounds.waitMs(pause.ms));
+        await run.waiter.wait(pause.ms);
+      }
+    } catch (error) {
+      if (stopped.aborted) break;
+      const backoffMs = failures.failed(error);
+      liveness.enter('backing off', backoffMs);
+      await changes.changed(backoffMs);
+    }
+  }
+}
