@@ -319,12 +319,23 @@ describe('the emq command line', () => {
     [['browse', 'q', 'dead', '-n', '0'], /expected an integer from 1 to 1000/],
     [['stats', '--frobnicate'], /unknown option '--frobnicate'/],
     [['doctor', '--grace', 'soon'], /expected an integer from 0 to 3600000/],
-    [[], /Usage: emq/],
-  ])("bad usage %j exits 2 with commander's message on stderr", async (args, message) => {
-    const result = await emq(prefix, args);
+    [['stat'], /unknown command 'stat' \(Did you mean stats\?\)/],
+  ])(
+    "bad usage %j exits 2 with one line on stderr, emq: USAGE: and commander's message",
+    async (args, message) => {
+      const result = await emq(prefix, args);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^emq: USAGE: [^\n]+\n$/);
+      expect(result.stderr).toMatch(message);
+    },
+  );
+
+  it('a bare emq is bad usage too: the help text on stderr, exit 2', async () => {
+    const result = await emq(prefix, []);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/^Usage: emq \[options\] \[command\]/);
   });
 
   it('--help and --version exit 0 on stdout, and need no Redis', async () => {

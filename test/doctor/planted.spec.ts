@@ -1,23 +1,31 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { QueueService } from '@app/echomq';
-import { claimJobs, queueKeys, type QueueKeys } from '@app/echomq/internal';
+import {
+  claimJobs,
+  encodeBase62,
+  isJobId,
+  queueKeys,
+  UINT64_MAX,
+  type QueueKeys,
+} from '@app/echomq/internal';
 import { EchoMqTestKit } from '@app/echomq/testing';
 import { emq, uniquePrefix } from '../cli/support/cli';
 import { bootApp } from '../support/nest';
 import { connect, uniqueQueue } from '../support/redis';
 import { closeAll, processorClass, serverNow } from '../worker/fixtures/support';
-import { doctor, findingsOf, prefixedContext } from './support/doctor';
+import { checkOnly, doctor, findingsOf, prefixedContext } from './support/doctor';
 
 /**
  * Each test plants one kind of inconsistency with raw Redis commands (keys from the keyspace
- * builder), then: doctor reports it (exit 1), doctor --repair mends it (exit 0), a second doctor
- * finds nothing, and the queue still runs its jobs. No worker claims on its own here
- * (startProcessors: false, so no reaper either): jobs run only in runUntilIdle.
+ * builder), then: doctor reports it (exit 1) and wrote nothing (every key of the queue dumped
+ * before and after), doctor --repair mends it (exit 0), a second doctor finds nothing, and the
+ * queue still runs its jobs. No worker claims on its own here (startProcessors: false, so no
+ * reaper either): jobs run only in runUntilIdle.
  */
 describe('emq doctor on planted inconsistencies', () => {
   const prefix = uniquePrefix();
-  const names = Array.from({ length: 12 }, (_, i) => uniqueQueue(`doc${i}`));
+  const names = Array.from({ length: 13 }, (_, i) => uniqueQueue(`doc${i}`));
   let app: INestApplication;
   let queues: QueueService;
   let kit: EchoMqTestKit;
@@ -44,6 +52,9 @@ describe('emq doctor on planted inconsistencies', () => {
     await closeAll([app]);
   });
 
+  /** doctor without --repair on this test's queue: it must write nothing. */
+  const check = (...flags: string[]) => checkOnly(redis, prefix, queue, ...flags);
+
   /** Repairs, checks that a second doctor finds nothing, and returns the repair's findings. */
   async function repairAndRecheck(): Promise<[string, string[], string[]][]> {
     const repaired = await doctor(prefix, queue, '--repair');
@@ -53,7 +64,7 @@ describe('emq doctor on planted inconsistencies', () => {
       expect(finding.repaired).toBe(finding.count);
       expect(finding.repair).toEqual(expect.any(String));
     }
-    const after = await doctor(prefix, queue);
+    const after = await check();
     expect(findingsOf(after)).toEqual([]);
     expect(after.code).toBe(0);
     return findingsOf(repaired);
@@ -72,15 +83,25 @@ describe('emq doctor on planted inconsistencies', () => {
   it('finds set members without a row and members that are no job ids, and removes them', async () => {
     const [lost, kept] = await queues.enqueueMany(queue, [{ data: 1 }, { data: 2 }]);
     await redis.del(keys.job(lost));
-    await redis.zadd(keys.dead, 0, 'not-a-job');
+    // Past 2^64-1 (the largest id is JOBLygHa16AHYF): no job id, as isJobId says, so no row key is composed.
+    const tooBig = 'JOBLygHa16AHYG';
+    expect(isJobId(tooBig)).toBe(false);
+    const largest = `JOB${encodeBase62(UINT64_MAX)}`;
+    expect(isJobId(largest)).toBe(true);
+    await redis.zadd(keys.dead, 0, 'not-a-job', 0, 'JOBzzzzzzzzzzz', 0, tooBig, 0, largest);
 
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(1);
     expect(found.report.healthy).toBe(false);
-    expect(findingsOf(found)).toEqual([
-      ['malformed-member', ['not-a-job'], ['in dead']],
-      ['member-without-row', [lost], ['in pending']],
-    ]);
+    const [malformed, missing] = findingsOf(found);
+    expect(malformed[0]).toBe('malformed-member');
+    expect([...malformed[1]].sort()).toEqual(['JOBLygHa16AHYG', 'JOBzzzzzzzzzzz', 'not-a-job']);
+    expect(missing[0]).toBe('member-without-row');
+    expect(Object.fromEntries(missing[1].map((id, i) => [id, missing[2][i]]))).toEqual({
+      [lost]: 'in pending',
+      [largest]: 'in dead',
+    });
+    expect(findingsOf(found)).toHaveLength(2);
     expect(await repairAndRecheck()).toEqual(findingsOf(found));
     expect(await redis.zscore(keys.pending, lost)).toBeNull();
     expect(await redis.zcard(keys.dead)).toBe(0);
@@ -104,7 +125,7 @@ describe('emq doctor on planted inconsistencies', () => {
     await redis.zadd(keys.dead, 0, twice);
     await redis.zadd(keys.pending, 0, delayed, 0, claimed);
 
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(1);
     const [[kind, ids, details], index] = findingsOf(found);
     expect(kind).toBe('in-two-sets');
@@ -128,12 +149,41 @@ describe('emq doctor on planted inconsistencies', () => {
     await runsToCompletion([twice, delayed, claimed]);
   });
 
+  it('never keeps a job in active when its row has no claimant: it leaves active and its lane count', async () => {
+    await queues.setLane(queue, 'solo', { concurrency: 1 }); // a cap: lane-active counts the lane
+    const id = await queues.enqueue(queue, 1, { lane: 'solo' });
+    const ctx = prefixedContext(redis, queue, prefix);
+    const claim = await claimJobs(ctx, {
+      count: 1,
+      leaseMs: 600_000,
+      claimantPrefix: 'doctor-spec-unclaimed',
+    });
+    expect(claim.jobs.map((job) => job.id)).toEqual([id]);
+    expect(await redis.hget(keys.laneActive, 'solo')).toBe('1');
+    // The row lost its claimant, and the id is back in its pending set: no claim holds it any more.
+    await redis.hdel(keys.job(id), 'c');
+    await redis.zadd(keys.pendingOf('solo', 0), 0, id);
+
+    const found = await check();
+    expect(found.code).toBe(1);
+    expect(findingsOf(found)).toEqual([
+      ['in-two-sets', [id], ['in pending, active: keeps pending']],
+      ['lane-index', ['solo@0'], ['unindexed']],
+    ]);
+    const repaired = await repairAndRecheck();
+    expect(repaired[0]).toEqual(['in-two-sets', [id], ['in pending, active: kept pending']]);
+    expect(await redis.zscore(keys.active, id)).toBeNull();
+    // Counted out of its lane as it left active: the cap no longer holds the lane back.
+    expect(await redis.hget(keys.laneActive, 'solo')).toBeNull();
+    await runsToCompletion([id]);
+  });
+
   it("finds a pending job in another lane's set, and the lane indexes that no longer match", async () => {
     const id = await queues.enqueue(queue, 1, { lane: 'home' });
     await redis.zrem(keys.pendingOf('home', 0), id);
     await redis.zadd(keys.pendingOf('elsewhere', 0), 0, id);
 
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(1);
     const byKind = Object.fromEntries(
       findingsOf(found).map(([kind, ids, details]) => [kind, { ids, details }]),
@@ -142,12 +192,15 @@ describe('emq doctor on planted inconsistencies', () => {
       ids: [id],
       details: ['in pending:0:elsewhere: keeps pending'],
     });
-    // Every read looks for it in its own lane's set, so it is also a row outside every set.
-    expect(byKind['orphan-row']).toEqual({ ids: [id], details: ['goes to pending'] });
+    // Its row is outside its own lane's set, but another pending set holds it: no orphan (a
+    // repair as an orphan would put it in a second pending set).
     expect(byKind['lane-index'].ids.sort()).toEqual(['elsewhere@0', 'home@0']);
-    expect(Object.keys(byKind).sort()).toEqual(['lane-index', 'orphan-row', 'wrong-pending-set']);
+    expect(Object.keys(byKind).sort()).toEqual(['lane-index', 'wrong-pending-set']);
 
-    await repairAndRecheck();
+    // Moved home, the job is offered there, and the emptied set leaves the index: one repair mends both.
+    expect(await repairAndRecheck()).toEqual([
+      ['wrong-pending-set', [id], ['in pending:0:elsewhere: kept pending']],
+    ]);
     expect(await redis.zscore(keys.pendingOf('home', 0), id)).toBe('0');
     expect(await redis.exists(keys.pendingOf('elsewhere', 0))).toBe(0);
     await runsToCompletion([id]);
@@ -158,7 +211,7 @@ describe('emq doctor on planted inconsistencies', () => {
     await redis.zrem(keys.pending, lost, spent);
     await redis.hset(keys.job(spent), 'a', 3); // three attempts of the built-in three: spent
 
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(1);
     const [orphans, index] = findingsOf(found);
     expect(orphans[0]).toBe('orphan-row');
@@ -177,12 +230,12 @@ describe('emq doctor on planted inconsistencies', () => {
     const id = await queues.enqueue(queue, 1);
     const ctx = prefixedContext(redis, queue, prefix);
     await claimJobs(ctx, { count: 1, leaseMs: 600_000, claimantPrefix: 'doctor-spec-lease' });
-    // The worker holding it died: its lease deadline passed a minute ago, and no reaper ran since.
-    await redis.zadd(keys.active, 'XX', (await serverNow(redis)) - 60_000, id);
+    // The worker holding it died: its lease deadline passed ten minutes ago, and no reaper ran since.
+    await redis.zadd(keys.active, 'XX', (await serverNow(redis)) - 600_000, id);
 
-    const within = await doctor(prefix, queue, '--grace', '3600000');
+    const within = await check('--grace', '3600000');
     expect(within).toMatchObject({ code: 0 });
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(1);
     expect(findingsOf(found)).toEqual([
       ['lease-expired', [id], [expect.stringMatching(/^expired \d+ ms ago$/)]],
@@ -197,7 +250,7 @@ describe('emq doctor on planted inconsistencies', () => {
     const id = await queues.enqueue(queue, 1, { lane: 'forgotten', priority: 4 });
     await redis.zrem(keys.ready(4), 'forgotten');
 
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(1);
     expect(findingsOf(found)).toEqual([['lane-index', ['forgotten@4'], ['unindexed']]]);
     await repairAndRecheck();
@@ -208,10 +261,17 @@ describe('emq doctor on planted inconsistencies', () => {
     await queues.setLane(queue, 'capped', { concurrency: 1 });
     await redis.hset(keys.laneActive, 'capped', 1);
     const id = await queues.enqueue(queue, 1, { lane: 'capped' });
-    // The phantom count keeps the lane at its cap: nothing is claimed from it.
-    await expect(kit.runUntilIdle(queue, { timeoutMs: 300 })).rejects.toThrow(/1 pending/);
+    // The phantom count keeps the lane at its cap: a claim takes nothing from it.
+    const ctx = prefixedContext(redis, queue, prefix);
+    const blocked = await claimJobs(ctx, {
+      count: 1,
+      leaseMs: 600_000,
+      claimantPrefix: 'doctor-spec-capped',
+    });
+    expect(blocked.jobs).toEqual([]);
+    expect(await queues.counts(queue)).toMatchObject({ pending: 1, active: 0 });
 
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(1);
     expect(findingsOf(found)).toEqual([['lane-active', ['capped'], ['stored 1, recounted 0']]]);
     await repairAndRecheck();
@@ -224,7 +284,7 @@ describe('emq doctor on planted inconsistencies', () => {
     const id = await queues.enqueue(queue, 1, { lane: 'hushed' });
     await redis.sadd(keys.pausedLanes, 'hushed'); // paused by hand: still ready, so a claim would serve it
 
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(1);
     const [[kind, ids, details]] = findingsOf(found);
     expect(kind).toBe('lane-lists');
@@ -245,7 +305,7 @@ describe('emq doctor on planted inconsistencies', () => {
   it('lists the first --ids of a finding and counts them all', async () => {
     const ids = await queues.enqueueMany(queue, [{ data: 1 }, { data: 2 }, { data: 3 }]);
     for (const id of ids) await redis.del(keys.job(id));
-    const found = await doctor(prefix, queue, '--ids', '2');
+    const found = await check('--ids', '2');
     expect(found.report.queues[0].findings).toEqual([
       expect.objectContaining({ kind: 'member-without-row', count: 3, ids: expect.any(Array) }),
     ]);
@@ -258,7 +318,7 @@ describe('emq doctor on planted inconsistencies', () => {
   it('leaves index entries that name no lane alone, and says it did not check them', async () => {
     await queues.enqueue(queue, 1);
     await redis.zadd(keys.ready(2), 0, 'not a lane');
-    const found = await doctor(prefix, queue);
+    const found = await check();
     expect(found.code).toBe(0);
     expect(findingsOf(found)).toEqual([]);
     expect(found.report.queues[0].unchecked).toEqual([
@@ -272,10 +332,13 @@ describe('emq doctor on planted inconsistencies', () => {
     await redis.del(keys.job(id)); // would be a finding, were the queue's format one this code knows
     await redis.set(keys.format, '99');
     const found = await doctor(prefix, queue, '--repair');
-    expect(found.code).toBe(0);
+    // Nothing found, but a queue not checked: exit 3, and the report is neither complete nor healthy.
+    expect(found.code).toBe(3);
+    expect(found.report).toMatchObject({ complete: false, healthy: false });
     expect(found.report.queues).toEqual([
       expect.objectContaining({
         queue,
+        checked: false,
         findings: [],
         unchecked: [{ check: 'every check', reason: expect.stringContaining('data format 99') }],
       }),

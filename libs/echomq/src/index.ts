@@ -126,6 +126,7 @@ export {
   type TrimmedEvent,
   type ScheduleUpsertedEvent,
   type ScheduleRemovedEvent,
+  type RepairedEvent,
   type UnrecognizedQueueEvent,
 } from './events/queue-event-payloads';
 export {

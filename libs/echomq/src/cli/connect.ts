@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { RedisConnections } from '../connection/redis-connections';
 import { EchoMqModule } from '../module/echomq.module';
 import { QueueService } from '../queue/queue.service';
+import type { ScriptedClient } from '../scripts';
 
 /** Where the command line finds Redis and the application's keys (the global options). */
 export interface ConnectionSettings {
@@ -29,6 +31,8 @@ const DISCONNECT_TIMEOUT_MS = 100;
 
 export interface Connection {
   readonly queues: QueueService;
+  /** The command connection QueueService uses (for what spans queues: the doctor's discovery). */
+  readonly redis: ScriptedClient;
   /** Closes the connections (and with them everything the command started). */
   close(): Promise<void>;
 }
@@ -53,5 +57,9 @@ export async function connect(settings: ConnectionSettings): Promise<Connection>
   class CliModule {}
 
   const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
-  return { queues: app.get(QueueService), close: () => app.close() };
+  return {
+    queues: app.get(QueueService),
+    redis: app.get(RedisConnections).client,
+    close: () => app.close(),
+  };
 }

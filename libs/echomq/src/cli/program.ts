@@ -11,6 +11,19 @@ import type { CliIo } from './io';
 import { DEFAULT_TIMEOUT_MS, DEFAULT_URL, packageVersion, type RunState } from './session';
 
 /**
+ * A usage error as one line, shaped like every other error (`emq: <CODE>: <message>`):
+ * commander's "error: unknown command 'x'" and its "(Did you mean stats?)" on the next line
+ * become `emq: USAGE: unknown command 'x' (Did you mean stats?)`.
+ */
+export function usageLine(text: string): string {
+  const message = text
+    .trim()
+    .replace(/^error:\s*/, '')
+    .replace(/\s*\n\s*/g, ' ');
+  return `emq: USAGE: ${message}\n`;
+}
+
+/**
  * The `emq` program: global options, then one subcommand per file in commands/. Commander
  * throws instead of exiting (exitOverride), so run() decides the exit code, and writes where
  * the run's io says.
@@ -23,6 +36,7 @@ export function buildProgram(io: CliIo, state: RunState): Command {
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(usageLine(text)),
     })
     .option(
       '--url <url>',

@@ -1,15 +1,13 @@
 import { CommanderError } from 'commander';
 import { EchoMqError } from '../errors';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from './exit-codes';
 import type { CliIo } from './io';
 import { buildProgram } from './program';
 import { RunState } from './session';
 
 export type { CliIo } from './io';
 
-/** Exit codes: 0 done, 1 a command failed (or doctor found what it did not repair), 2 bad usage. */
-export const EXIT_OK = 0;
-export const EXIT_FAILED = 1;
-export const EXIT_USAGE = 2;
+export { EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE } from './exit-codes';
 
 /** The library's refusals of bad input: the command line was wrong, nothing was sent. */
 const BAD_INPUT = new Set(['INVALID_QUEUE_NAME', 'INVALID_JOB_ID', 'INVALID_ARGUMENT']);

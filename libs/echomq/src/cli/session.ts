@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../keyspace';
 import type { QueueService } from '../queue/queue.service';
+import type { ScriptedClient } from '../scripts';
 import { connect, type Connection, type ConnectionSettings } from './connect';
 import { Output, type CliIo } from './io';
 
@@ -21,6 +22,8 @@ interface GlobalOptions {
 /** What a command works with: the library's QueueService and the output its options chose. */
 export interface Session {
   readonly queues: QueueService;
+  /** The connection under QueueService, for reads that span queues. */
+  readonly redis: ScriptedClient;
   readonly out: Output;
 }
 
@@ -56,7 +59,7 @@ export class RunState {
   async session(command: Command): Promise<Session> {
     const out = this.output(command);
     this.connection ??= await connect(this.settings(command));
-    return { queues: this.connection.queues, out };
+    return { queues: this.connection.queues, redis: this.connection.redis, out };
   }
 
   async close(): Promise<void> {

@@ -40,6 +40,8 @@ export class DeadlineRedis extends Redis {
   private readonly onWire = new Map<Command, number>();
   private deadlineTimer?: NodeJS.Timeout;
   private held: { command: Command; stream?: WriteableStream; timer: NodeJS.Timeout }[] = [];
+  /** Set by failHeld (shutdown): from then on nothing waits for the connection. */
+  private closing = false;
 
   /** How the target is named in errors and logs: host:port or socket path, never credentials. */
   readonly target: string;
@@ -67,6 +69,13 @@ export class DeadlineRedis extends Redis {
   }
 
   private hold(command: Command, stream?: WriteableStream): void {
+    if (this.closing) {
+      // A command that would wait on a connection being closed is refused at once: ioredis's
+      // ready check on a reconnect that lands during shutdown would otherwise arm a timer for
+      // the whole deadline, and keep the process alive that long after everything else ended.
+      command.reject(new RedisUnavailableError(this.target, 0));
+      return;
+    }
     const entry = {
       command,
       stream,
@@ -131,8 +140,12 @@ export class DeadlineRedis extends Redis {
     }
   }
 
-  /** Fails held commands at once (used at shutdown, when waiting for Redis is pointless). */
+  /**
+   * Fails held commands at once, and every command that would wait from now on (used at
+   * shutdown, when waiting for Redis is pointless).
+   */
   failHeld(): void {
+    this.closing = true;
     const held = this.held;
     this.held = [];
     for (const { command, timer } of held) {

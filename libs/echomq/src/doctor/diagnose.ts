@@ -1,9 +1,6 @@
-import { DataFormatError, describeValue, InvalidArgumentError } from '../errors';
 import { checkDataFormat } from '../queue/data-format';
 import type { ScriptContext } from '../scripts';
-import { SCRIPT_BATCH_MAX } from '../scripts/limits';
-import { repairOrphans } from '../scripts/repair-orphans';
-import type { RepairMode } from '../scripts/repair-mode';
+import type { LaneLevel } from '../scripts/repair-lane-index';
 import { FindingLog, type DoctorFinding, type Unchecked } from './findings';
 import { classifyKey, scanQueueKeys } from './key-scan';
 import {
@@ -15,24 +12,15 @@ import {
 } from './lane-checks';
 import { checkLeases } from './lease-checks';
 import { checkMembers, STATE_MEMBER_SETS } from './member-checks';
-import { NOT_CHECKABLE } from './unchecked';
+import { resolveDoctorOptions, type DoctorOptions } from './options';
+import { checkRows } from './row-checks';
 
-export interface DoctorOptions {
-  /** Mend what is found, each finding in the call that finds it. Default false: only look. */
-  readonly repair?: boolean;
-  /** Ids (or lanes) listed per finding: 1 to 1,000. Default 10. */
-  readonly idsShown?: number;
-  /**
-   * How long past its deadline an active lease may be before it is reported (the wait for the
-   * next reaper tick is normal): 0 to 3,600,000 ms. Default 5,000.
-   */
-  readonly leaseGraceMs?: number;
-  /** Jobs (or lanes) per script call: 1 to 500 (SCRIPT_BATCH_MAX). Default 200. */
-  readonly batch?: number;
-}
+export type { DoctorOptions } from './options';
 
 export interface QueueDiagnosis {
   readonly queue: string;
+  /** False when the queue was left alone as a whole (see `unchecked`): nothing was read or written. */
+  readonly checked: boolean;
   readonly findings: DoctorFinding[];
   /** What was looked at: members of the sets, rows, (lane, level) pending sets and lanes. */
   readonly scanned: { readonly members: number; readonly rows: number; readonly laneSets: number };
@@ -40,97 +28,57 @@ export interface QueueDiagnosis {
   readonly unchecked: Unchecked[];
 }
 
-export interface DoctorReport {
-  readonly repair: boolean;
-  readonly queues: QueueDiagnosis[];
-  /** What no look at stored state can check (see NOT_CHECKABLE). */
-  readonly unchecked: readonly Unchecked[];
-  /** True when nothing was found, or everything found was repaired. */
-  readonly healthy: boolean;
-}
-
-interface Resolved {
-  readonly mode: RepairMode;
-  readonly idsShown: number;
-  readonly leaseGraceMs: number;
-  readonly batch: number;
-}
-
-function integerIn(value: unknown, what: string, min: number, max: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(
-      `${what} must be an integer from ${min} to ${max}, got ${describeValue(value)}`,
-    );
-  }
-  return value;
-}
-
-function resolve(options: DoctorOptions): Resolved {
-  if (options.repair !== undefined && typeof options.repair !== 'boolean') {
-    throw new InvalidArgumentError(`repair must be true or false, got ${describeValue(options.repair)}`);
-  }
-  return {
-    mode: options.repair ? 'repair' : 'check',
-    idsShown: integerIn(options.idsShown, 'idsShown', 1, 1_000, 10),
-    leaseGraceMs: integerIn(options.leaseGraceMs, 'leaseGraceMs', 0, 3_600_000, 5_000),
-    batch: integerIn(options.batch, 'batch', 1, SCRIPT_BATCH_MAX, 200),
-  };
-}
-
 /**
  * Checks one queue's stored state against the invariants (docs/cli.md, "emq doctor"), and with
  * `repair` mends what it finds. Safe beside running workers: every check is a script that judges
- * its batch at one instant, and every repair re-checks its condition in the same call. The order
- * matters only to repairs: members of the sets first (so that the rows left outside every set
- * are real orphans, and the lane counts recounted after are of jobs that stay), then rows,
- * expired leases, the lane indexes and lists, and the lane counts last.
+ * its batch at one instant, and every repair re-checks its condition in the same call.
+ *
+ * In order (the order matters to repairs):
+ * 1. the members of active, schedule, dead and the plain pending set;
+ * 2. a SCAN pass for the lanes' pending sets (and lane settings), each set's members checked as
+ *    it is found: misplaced jobs are moved home here, before any row is judged;
+ * 3. a second SCAN pass for the rows, so that a row outside its own sets is an orphan only once
+ *    every pending set has been looked at (a job is never put in pending a second time);
+ * 4. lease deadlines, the lane indexes and lists, and the lane counts last (recounted from jobs
+ *    that stay).
+ * The SCAN passes run on the server that holds the queue (on a cluster, its slot's master) and
+ * each walks that server's whole keyspace, a thousand slots a call.
  * @throws DataFormatError when the queue is written in a format this code does not know: nothing is read or written.
  */
 export async function diagnoseQueue(
   ctx: ScriptContext,
   options: DoctorOptions = {},
 ): Promise<QueueDiagnosis> {
-  const { mode, idsShown, leaseGraceMs, batch } = resolve(options);
+  const { mode, idsShown, leaseGraceMs, batch } = resolveDoctorOptions(options);
   await checkDataFormat(ctx);
   const log = new FindingLog(ctx.keys.queue, idsShown, mode === 'repair');
   const unchecked: Unchecked[] = [];
   const sightings = new LaneSightings();
+  const misplacedIn: LaneLevel[] = [];
   let members = 0;
-  let rows = 0;
-  for (const set of STATE_MEMBER_SETS) members += await checkMembers(ctx, set, mode, log, batch);
+  for (const set of STATE_MEMBER_SETS) {
+    const seen = await checkMembers(ctx, set, mode, log, batch);
+    members += seen.members;
+    if (seen.heldMisplaced && set.state === 'pending') misplacedIn.push({ lane: set.lane, level: set.level });
+  }
 
-  let found: string[] = [];
-  const flushRows = async (): Promise<void> => {
-    if (found.length === 0) return;
-    for (const orphan of await repairOrphans(ctx, mode, found)) {
-      log.add('orphan-row', orphan.id, `${mode === 'repair' ? 'went' : 'goes'} to ${orphan.to}`);
-    }
-    found = [];
-  };
-  for await (const page of scanQueueKeys(ctx.redis, ctx.keys)) {
+  // Pending sets are 'pending:<level>:<lane>', lane settings 'lane:<lane>': no row ('job:...') matches.
+  for await (const page of scanQueueKeys(ctx.redis, ctx.keys, '[pl]*')) {
     for (const key of page) {
       const what = classifyKey(ctx.keys, key);
-      if (what.kind === 'row') {
-        rows++;
-        found.push(what.id);
-        if (found.length === batch) await flushRows();
-      } else if (what.kind === 'lane-pending') {
+      if (what.kind === 'lane-pending') {
         sightings.pendingSet(what.lane, what.level);
         sightings.lane(what.lane);
-        members += await checkMembers(
-          ctx,
-          { state: 'pending', lane: what.lane, level: what.level },
-          mode,
-          log,
-          batch,
-        );
+        const set = { state: 'pending', lane: what.lane, level: what.level } as const;
+        const seen = await checkMembers(ctx, set, mode, log, batch);
+        members += seen.members;
+        if (seen.heldMisplaced) misplacedIn.push({ lane: what.lane, level: what.level });
       } else if (what.kind === 'lane-settings') {
         sightings.lane(what.lane);
       }
     }
   }
-  await flushRows();
+  const rows = await checkRows(ctx, mode, log, batch, misplacedIn);
 
   await checkLeases(ctx, mode, log, leaseGraceMs, idsShown);
   await gatherIndexedLanes(ctx, sightings, batch);
@@ -145,38 +93,9 @@ export async function diagnoseQueue(
   await checkLaneActive(ctx, mode, log, unchecked);
   return {
     queue: ctx.keys.queue,
+    checked: true,
     findings: log.findings(),
     scanned: { members, rows, laneSets: sightings.pendingSets.length },
     unchecked,
   };
-}
-
-/**
- * Diagnoses each queue in turn (see diagnoseQueue) and says whether all of them are healthy. A
- * queue written in a data format this code does not know is left alone (nothing read or written)
- * and listed as unchecked, so one newer queue does not stop the look at the others.
- */
-export async function runDoctor(
-  contexts: readonly ScriptContext[],
-  options: DoctorOptions = {},
-): Promise<DoctorReport> {
-  resolve(options);
-  const queues: QueueDiagnosis[] = [];
-  for (const ctx of contexts) {
-    try {
-      queues.push(await diagnoseQueue(ctx, options));
-    } catch (error) {
-      if (!(error instanceof DataFormatError)) throw error;
-      queues.push({
-        queue: ctx.keys.queue,
-        findings: [],
-        scanned: { members: 0, rows: 0, laneSets: 0 },
-        unchecked: [{ check: 'every check', reason: error.message }],
-      });
-    }
-  }
-  const healthy = queues.every((queue) =>
-    queue.findings.every((finding) => finding.repaired >= finding.count),
-  );
-  return { repair: options.repair === true, queues, unchecked: NOT_CHECKABLE, healthy };
 }

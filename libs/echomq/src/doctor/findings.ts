@@ -10,6 +10,7 @@ export const FINDING_KINDS = [
   'wrong-pending-set',
   'orphan-row',
   'lease-expired',
+  'lease-far-future',
   'lane-index',
   'lane-lists',
   'lane-active',
@@ -39,8 +40,14 @@ export const FINDING_TEXT: { readonly [K in FindingKind]: { problem: string; rep
     repair: 'put back in pending, or in dead when their retry budget is spent',
   },
   'lease-expired': {
-    problem: 'active jobs whose lease expired longer ago than the grace: due for reaping, and no reaper has',
+    problem:
+      'active jobs whose lease expired longer ago than the grace: due for reaping, and no reaper has (is one running?)',
     repair: 'reaped: back to pending, or to dead with no attempts left',
+  },
+  'lease-far-future': {
+    problem:
+      'active jobs whose lease deadline is further ahead than any lease (now + 1,000,000,000 ms): no reap would ever return them',
+    repair: 'deadline set to now: the next reap returns them, unless a live holder renews the lease first',
   },
   'lane-index': {
     problem: 'lane pending sets that ready and held do not name exactly once (or name without work)',
@@ -78,12 +85,29 @@ export interface Unchecked {
   readonly reason: string;
 }
 
+/**
+ * Ids remembered per kind to count each once (a job in two sets is met from both; SCAN may
+ * return a key twice): past this many, ids are no longer remembered, so memory stays bounded
+ * under mass corruption, and a job met again may be counted twice.
+ */
+export const FINDING_IDS_REMEMBERED = 100_000;
+
+interface KindLog {
+  readonly seen: Set<string>;
+  readonly ids: string[];
+  readonly details: string[];
+  /** Ids added (each once while remembered). */
+  added: number;
+  /** Of those, how many the repair mended. */
+  mended: number;
+  /** A count read rather than collected (jobs past a score), and how many of those were mended. */
+  counted?: number;
+  repairedCount?: number;
+}
+
 /** Collects findings of one queue: each id counted once per kind, the first idsShown kept. */
 export class FindingLog {
-  private readonly seen = new Map<FindingKind, Set<string>>();
-  private readonly shown = new Map<FindingKind, { ids: string[]; details: string[] }>();
-  private readonly counts = new Map<FindingKind, number>();
-  private readonly mended = new Map<FindingKind, number>();
+  private readonly kinds = new Map<FindingKind, KindLog>();
 
   constructor(
     private readonly queue: string,
@@ -91,43 +115,50 @@ export class FindingLog {
     private readonly repairing: boolean,
   ) {}
 
-  add(kind: FindingKind, id: string, detail: string): void {
-    let ids = this.seen.get(kind);
-    if (!ids) this.seen.set(kind, (ids = new Set()));
-    if (ids.has(id)) return;
-    ids.add(id);
-    let shown = this.shown.get(kind);
-    if (!shown) this.shown.set(kind, (shown = { ids: [], details: [] }));
-    if (shown.ids.length < this.idsShown) {
-      shown.ids.push(id);
-      shown.details.push(detail);
+  private of(kind: FindingKind): KindLog {
+    let log = this.kinds.get(kind);
+    if (!log) this.kinds.set(kind, (log = { seen: new Set(), ids: [], details: [], added: 0, mended: 0 }));
+    return log;
+  }
+
+  /** One job (or lane) found; `mended` says whether the repair mended it (repairing only). */
+  add(kind: FindingKind, id: string, detail: string, mended = this.repairing): void {
+    const log = this.of(kind);
+    if (log.seen.has(id)) return;
+    if (log.seen.size < FINDING_IDS_REMEMBERED) log.seen.add(id);
+    log.added++;
+    if (mended && this.repairing) log.mended++;
+    if (log.ids.length < this.idsShown) {
+      log.ids.push(id);
+      log.details.push(detail);
     }
   }
 
   /** A kind whose count is read, not collected (jobs past a score): at least the ids added. */
   count(kind: FindingKind, count: number): void {
-    this.counts.set(kind, count);
+    this.of(kind).counted = count;
   }
 
-  /** How many a repair mended, when it is not every one found. */
+  /** How many a repair mended, for a kind whose count is read. */
   repaired(kind: FindingKind, count: number): void {
-    this.mended.set(kind, count);
+    this.of(kind).repairedCount = count;
   }
 
   findings(): DoctorFinding[] {
     const out: DoctorFinding[] = [];
     for (const kind of FINDING_KINDS) {
-      const count = Math.max(this.counts.get(kind) ?? 0, this.seen.get(kind)?.size ?? 0);
+      const log = this.kinds.get(kind);
+      if (!log) continue;
+      const count = Math.max(log.counted ?? 0, log.added);
       if (count === 0) continue;
-      const shown = this.shown.get(kind) ?? { ids: [], details: [] };
       out.push({
         kind,
         queue: this.queue,
         problem: FINDING_TEXT[kind].problem,
         count,
-        ids: shown.ids,
-        details: shown.details,
-        repaired: this.repairing ? Math.min(count, this.mended.get(kind) ?? count) : 0,
+        ids: log.ids,
+        details: log.details,
+        repaired: this.repairing ? Math.min(count, log.repairedCount ?? log.mended) : 0,
         ...(this.repairing ? { repair: FINDING_TEXT[kind].repair } : {}),
       });
     }

@@ -1,4 +1,4 @@
-import { Cluster } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { isJobId } from '../ids';
 import { DEFAULT_LANE, isValidLaneName, PRIORITY_MAX, type QueueKeys } from '../keyspace';
 import type { RedisClient } from '../scripts';
@@ -14,13 +14,25 @@ export type QueueKey =
   | { readonly kind: 'other' };
 
 /**
- * Every key of the queue, a SCAN page at a time (never KEYS): on Redis Cluster, the pages of
- * every master (the queue's slot lives on one of them). The pattern is the queue's own base,
- * which ends with its hashtag, so no other queue's keys match it.
+ * The servers that hold a queue's keys: on Redis Cluster only the master that owns the queue's
+ * slot (every key of a queue carries its hashtag), or every master while the client does not yet
+ * know the slot map (harmless: the others hold none of them); else the one server.
  */
-export async function* scanQueueKeys(redis: RedisClient, keys: QueueKeys): AsyncGenerator<string[]> {
-  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
-  const pattern = `${keys.base}*`;
+export async function queueNodes(redis: RedisClient, keys: QueueKeys): Promise<Redis[]> {
+  if (!(redis instanceof Cluster)) return [redis];
+  const masters = redis.nodes('master');
+  const slot = Number(await redis.cluster('KEYSLOT', keys.base));
+  const owner = redis.slots[slot]?.[0];
+  const node = masters.find((master) => `${master.options.host}:${master.options.port}` === owner);
+  return node ? [node] : masters;
+}
+
+/**
+ * Keys matching `pattern`, a SCAN page at a time (never KEYS), on the given servers. MATCH only
+ * filters what a call returns: each call still walks COUNT slots of the server's whole keyspace,
+ * so one pass costs about (keys on the server) / SCAN_COUNT calls, whatever the pattern.
+ */
+export async function* scanKeys(nodes: readonly Redis[], pattern: string): AsyncGenerator<string[]> {
   for (const node of nodes) {
     let cursor = '0';
     do {
@@ -29,6 +41,25 @@ export async function* scanQueueKeys(redis: RedisClient, keys: QueueKeys): Async
       if (found.length > 0) yield found;
     } while (cursor !== '0');
   }
+}
+
+/**
+ * A queue's keys that match `suffix` (a glob after its base, `<prefix>:{q}:`), scanned on the
+ * server that holds them. The base ends with the queue's hashtag, and neither a prefix nor a
+ * queue name holds a glob character, so no other queue's key matches.
+ */
+export async function* scanQueueKeys(
+  redis: RedisClient,
+  keys: QueueKeys,
+  suffix = '*',
+): AsyncGenerator<string[]> {
+  yield* scanKeys(await queueNodes(redis, keys), `${keys.base}${suffix}`);
+}
+
+/** Whether any key of the queue exists: a SCAN that stops at the first one (one pass at worst). */
+export async function queueHasKeys(redis: RedisClient, keys: QueueKeys): Promise<boolean> {
+  for await (const page of scanQueueKeys(redis, keys)) if (page.length > 0) return true;
+  return false;
 }
 
 /**

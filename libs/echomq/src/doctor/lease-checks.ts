@@ -2,31 +2,39 @@ import { DEAD_RETENTION_RANGES, type DeadRetention } from '../scripts/dead-reten
 import type { ScriptContext } from '../scripts';
 import { reapExpired } from '../scripts/reap';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
+import { repairLeases, type Lease } from '../scripts/repair-leases';
 import type { RepairMode } from '../scripts/repair-mode';
 import type { FindingLog } from './findings';
 
 /**
- * Reap calls one repair makes at most (as many as a reaper tick); a larger backlog is
- * reported as not all repaired, and the next run goes on.
+ * Script calls one repair makes at most per kind (as many reap calls as a reaper tick); a larger
+ * backlog is reported as not all repaired, and the next run goes on.
  */
-const REAP_CALLS_MAX = 10;
+const REPAIR_CALLS_MAX = 10;
 
 /**
- * The doctor's reap trims no dead job: how much of dead a queue keeps is its workers' option
- * (deadMaxJobs, deadMaxAgeMs), which this process does not know; their next fail or reap trims.
+ * The dead retention of the doctor's reap: the most the option allows (10,000,000 jobs, no age
+ * limit), since how much of dead a queue keeps is its workers' option (deadMaxJobs,
+ * deadMaxAgeMs), which this process does not know. Only a dead set already past 10,000,000 jobs
+ * is trimmed by it; the workers' next fail or reap trims to their own limits.
  */
 const KEEP_ALL_DEAD: DeadRetention = {
   deadMaxJobs: DEAD_RETENTION_RANGES.deadMaxJobs.max,
   deadMaxAgeMs: null,
 };
 
+function ahead(lease: Lease, now: number): string {
+  return lease.deadline === Infinity ? 'deadline +inf' : `deadline ${lease.deadline - now} ms ahead`;
+}
+
 /**
- * Active jobs whose lease deadline passed more than graceMs ago on the server's clock: every
- * reaper tick returns expired leases, so these mean no reaper has run on the queue since
- * (no worker process is up, or all of them are stuck). A lease that expired within the grace
- * is the ordinary wait for the next tick and is not reported. The server time is read first and
- * the scores after it, so a lease extended meanwhile is never reported. The repair is the
- * reaper's own transition.
+ * The active set's lease deadlines against the server's clock, read in one script
+ * (repair-leases.lua.ts). `lease-expired`: past the deadline by more than graceMs, which means no
+ * reaper has run on the queue since (every tick returns expired leases): no worker process is up,
+ * or all are stuck. A lease expired within the grace is the ordinary wait for the next tick. The
+ * repair is the reaper's own transition, which returns every expired lease of the queue, those
+ * within the grace too. `lease-far-future`: a deadline further ahead than any lease; the repair
+ * sets it to now, in the script, so the next reap returns the job.
  */
 export async function checkLeases(
   ctx: ScriptContext,
@@ -35,22 +43,29 @@ export async function checkLeases(
   graceMs: number,
   idsShown: number,
 ): Promise<void> {
-  const { redis, keys } = ctx;
-  const [seconds, micros] = await redis.time();
-  const nowMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
-  const before = nowMs - graceMs;
-  const count = await redis.zcount(keys.active, '-inf', before);
-  if (count === 0) return;
-  const shown = await redis.zrangebyscore(keys.active, '-inf', before, 'WITHSCORES', 'LIMIT', 0, idsShown);
-  for (let i = 0; i < shown.length; i += 2) {
-    log.add('lease-expired', shown[i], `expired ${nowMs - Number(shown[i + 1])} ms ago`);
+  const first = await repairLeases(ctx, mode, graceMs, idsShown);
+  for (const lease of first.expiredShown) {
+    log.add('lease-expired', lease.id, `expired ${first.now - lease.deadline} ms ago`);
   }
-  log.count('lease-expired', count);
+  log.count('lease-expired', first.expired);
+  for (const lease of first.farFutureShown) log.add('lease-far-future', lease.id, ahead(lease, first.now));
+  log.count('lease-far-future', first.farFuture);
   if (mode !== 'repair') return;
-  for (let call = 0; call < REAP_CALLS_MAX; call++) {
+
+  let farMended = first.farFutureRepaired;
+  let farLeft = first.farFuture - farMended;
+  for (let call = 1; call < REPAIR_CALLS_MAX && farLeft > 0; call++) {
+    const next = await repairLeases(ctx, mode, graceMs, 1);
+    farMended += next.farFutureRepaired;
+    farLeft = next.farFuture - next.farFutureRepaired;
+  }
+  log.repaired('lease-far-future', farMended);
+
+  if (first.expired === 0) return;
+  for (let call = 0; call < REPAIR_CALLS_MAX; call++) {
     if (!(await reapExpired(ctx, SCRIPT_BATCH_MAX, KEEP_ALL_DEAD)).more) break;
   }
-  // (what is left of them past the calls' bound; the scores cannot have moved back meanwhile)
-  const left = await redis.zcount(keys.active, '-inf', before);
-  log.repaired('lease-expired', Math.max(0, count - left));
+  // What is still expired past the grace now (a lease that expired meanwhile counts against it).
+  const left = (await repairLeases(ctx, 'check', graceMs, 1)).expired;
+  log.repaired('lease-expired', Math.max(0, first.expired - left));
 }

@@ -112,6 +112,14 @@ const PARSERS: Parsers = {
   trimmed: withIdsOnly('trimmed'),
   'schedule-upserted': withIdsOnly('schedule-upserted'),
   'schedule-removed': withIdsOnly('schedule-removed'),
+  repaired: (base) => ({
+    ...base,
+    type: 'repaired',
+    kind: base.raw.fields.kind ?? '',
+    count: Number(base.raw.fields.count ?? base.ids.length),
+    to: splitIds(base.raw.fields.to),
+    lanes: splitIds(base.raw.fields.lanes),
+  }),
 };
 
 /** Milliseconds of a stream id ("ms-seq"): when Redis appended the entry. */

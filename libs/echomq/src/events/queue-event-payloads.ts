@@ -27,6 +27,7 @@ export const QUEUE_EVENT_TYPES = [
   'trimmed',
   'schedule-upserted',
   'schedule-removed',
+  'repaired',
 ] as const;
 
 export type QueueEventType = (typeof QUEUE_EVENT_TYPES)[number];
@@ -153,6 +154,28 @@ export type ScheduleUpsertedEvent = QueueEventBase<'schedule-upserted'>;
 export type ScheduleRemovedEvent = QueueEventBase<'schedule-removed'>;
 
 /**
+ * `emq doctor --repair` (or the doctor's library functions) mended state that broke an
+ * invariant: one event per kind of repair in each script call that mended something.
+ */
+export interface RepairedEvent extends QueueEventBase<'repaired'> {
+  /**
+   * The doctor's finding kind (docs/cli.md): member-without-row, malformed-member,
+   * in-two-sets, wrong-pending-set, orphan-row, lease-far-future, lane-index, lane-lists or
+   * lane-active.
+   */
+  readonly kind: string;
+  /** How many jobs, members or lanes this call mended (malformed members are only counted). */
+  readonly count: number;
+  /**
+   * Aligned with `ids`: the state each job is in now (pending, active, schedule, dead), or
+   * 'gone' for a member that had no row and left its set.
+   */
+  readonly to: readonly string[];
+  /** The lanes mended, for the lane kinds (`<lane>`, or `<lane>@<level>` for lane-index); else empty. */
+  readonly lanes: readonly string[];
+}
+
+/**
  * An entry of a type this version does not know (written by a newer EchoMQ): passed on
  * as read, so a listener for every event still sees it; `raw.type` names it.
  */
@@ -185,6 +208,7 @@ export interface QueueEventPayloads<R = unknown, P = unknown> {
   trimmed: TrimmedEvent;
   'schedule-upserted': ScheduleUpsertedEvent;
   'schedule-removed': ScheduleRemovedEvent;
+  repaired: RepairedEvent;
 }
 
 /** Any event of a queue's stream, discriminated by `type`. */

@@ -24,8 +24,8 @@ export interface SeenIn {
 
 /**
  * Which of `ids` are in more than one state set, or pending in a set their row does not name,
- * at the script's instant; with 'repair' each is left in the one set the rule keeps. Ids
- * without a row are left alone (repairMissingRows).
+ * at the script's instant; with 'repair' each is left in the one set the rule keeps (and a
+ * 'repaired' event says so). Ids without a row are left alone (repairMissingRows).
  */
 export async function repairDuplicates(
   ctx: ScriptContext,
@@ -39,8 +39,8 @@ export async function repairDuplicates(
   const reply = (await runScript(
     ctx,
     'emqRepairDuplicates',
-    [keys.fence, keys.active, keys.schedule, keys.dead, keys.metrics, keys.wake],
-    [modeArg(mode), ...seen, ...ids.map(assertJobId)],
+    [keys.fence, keys.active, keys.schedule, keys.dead, keys.metrics, keys.events, keys.wake],
+    [modeArg(mode), ctx.eventsMaxLen, ...seen, ...ids.map(assertJobId)],
   )) as [string, string, KeptState][];
   return reply.map(([id, sets, kept]) => ({ id, sets: sets.split(','), kept }));
 }

@@ -21,7 +21,7 @@ export type LaneRecount =
 /**
  * Recounts each lane's jobs in active against lane-active, at the script's instant (with at
  * most `most` jobs in active, up to LANE_RECOUNT_MAX); with 'repair' the counts that differ are
- * set to the recount.
+ * set to the recount (and a 'repaired' event names the lanes).
  */
 export async function repairLaneActive(
   ctx: ScriptContext,
@@ -32,8 +32,8 @@ export async function repairLaneActive(
   const reply = (await runScript(
     ctx,
     'emqRepairLaneActive',
-    [keys.fence, keys.active, keys.metrics, keys.wake],
-    [modeArg(mode), most],
+    [keys.fence, keys.active, keys.metrics, keys.events, keys.wake],
+    [modeArg(mode), ctx.eventsMaxLen, most],
   )) as (string | number)[];
   const active = Number(reply[1]);
   if (Number(reply[0]) !== 1) return { recounted: false, active };

@@ -18,7 +18,8 @@ export interface LaneIndexFinding extends LaneLevel {
 
 /**
  * Which of `pairs` have a pending set that ready:<level> and held do not name exactly once (or
- * name without work), at the script's instant; with 'repair' their entries are mended.
+ * name without work), at the script's instant; with 'repair' their entries are mended (and a
+ * 'repaired' event names them).
  */
 export async function repairLaneIndex(
   ctx: ScriptContext,
@@ -31,8 +32,8 @@ export async function repairLaneIndex(
   const reply = (await runScript(
     ctx,
     'emqRepairLaneIndex',
-    [keys.fence, keys.metrics, keys.wake],
-    [modeArg(mode), pairs.length, ...args],
+    [keys.fence, keys.metrics, keys.events, keys.wake],
+    [modeArg(mode), ctx.eventsMaxLen, pairs.length, ...args],
   )) as [number, string, LaneIndexProblem][];
   return reply.map(([level, lane, problem]) => ({ level: Number(level), lane, problem }));
 }

@@ -13,7 +13,8 @@ export interface LaneListFinding {
 
 /**
  * Which of `lanes` disagree with lanes-configured (their settings hash) or, paused, are not
- * held, at the script's instant; with 'repair' the lists are mended.
+ * held, at the script's instant; with 'repair' the lists are mended (and a 'repaired' event
+ * names the lanes).
  */
 export async function repairLaneLists(
   ctx: ScriptContext,
@@ -25,8 +26,8 @@ export async function repairLaneLists(
   const reply = (await runScript(
     ctx,
     'emqRepairLaneLists',
-    [keys.fence, keys.metrics],
-    [modeArg(mode), ...lanes.map((lane) => assertLaneName(lane))],
+    [keys.fence, keys.metrics, keys.events],
+    [modeArg(mode), ctx.eventsMaxLen, ...lanes.map((lane) => assertLaneName(lane))],
   )) as [string, LaneListProblem][];
   return reply.map(([lane, problem]) => ({ lane, problem }));
 }

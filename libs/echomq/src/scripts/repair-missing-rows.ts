@@ -24,7 +24,7 @@ export function memberSetKey(ctx: ScriptContext, set: MemberSet): string {
  * Which of `members` (as read from `set`, say by ZSCAN) are still in it at the script's instant
  * and have no row; with 'repair' they leave the set in the same call. Members are passed as the
  * set holds them: a member that is not a job id is reported as malformed, and no row key is
- * composed for it.
+ * composed for it. A repair that removed any appends a 'repaired' event.
  */
 export async function repairMissingRows(
   ctx: ScriptContext,
@@ -38,8 +38,8 @@ export async function repairMissingRows(
   const [missing, malformed] = (await runScript(
     ctx,
     'emqRepairMissingRows',
-    [ctx.keys.fence, key, ctx.keys.metrics],
-    [modeArg(mode), set.state, ...place, ...members],
+    [ctx.keys.fence, key, ctx.keys.metrics, ctx.keys.events],
+    [modeArg(mode), ctx.eventsMaxLen, set.state, ...place, ...members],
   )) as [string[], string[]];
   return { missing, malformed };
 }

@@ -1,9 +1,21 @@
 import type { Command } from 'commander';
-import { runDoctor, type DoctorReport, type QueueDiagnosis } from '../../doctor';
+import {
+  DEFAULT_LEASE_GRACE_MS,
+  discoverQueues,
+  nothingLeft,
+  runDoctor,
+  type DoctorReport,
+  type QueueDiagnosis,
+  type SkippedQueue,
+} from '../../doctor';
+import { isValidQueueName } from '../../keyspace';
+import type { QueueService } from '../../queue/queue.service';
+import type { ScriptedClient } from '../../scripts';
 import { integerOption } from '../arguments';
 import { count, plural } from '../format';
 import type { Output } from '../io';
 import { requireKnownQueue } from '../known-queue';
+import { EXIT_FAILED, EXIT_INCOMPLETE, EXIT_OK } from '../exit-codes';
 import { act, type RunState } from '../session';
 
 interface DoctorFlags {
@@ -14,6 +26,10 @@ interface DoctorFlags {
 
 function renderQueue(out: Output, diagnosis: QueueDiagnosis, repairing: boolean): string {
   const c = out.colors;
+  if (!diagnosis.checked) {
+    const reason = diagnosis.unchecked.map((u) => u.reason).join('; ');
+    return `${c.yellow('?')} ${c.bold(JSON.stringify(diagnosis.queue))}: not checked: ${reason}`;
+  }
   const { members, rows, laneSets } = diagnosis.scanned;
   const scanned = c.dim(
     `(${plural(members, 'set member')}, ${plural(rows, 'row')}, ${plural(laneSets, 'lane pending set')} checked)`,
@@ -45,7 +61,7 @@ function render(out: Output, report: DoctorReport): string {
   const parts = report.queues.map((queue) => renderQueue(out, queue, report.repair));
   const unchecked = [
     ...report.queues.flatMap((queue) =>
-      queue.unchecked.map((u) => ({ ...u, check: `${queue.queue}: ${u.check}` })),
+      queue.checked ? queue.unchecked.map((u) => ({ ...u, check: `${queue.queue}: ${u.check}` })) : [],
     ),
     ...report.unchecked,
   ];
@@ -54,34 +70,67 @@ function render(out: Output, report: DoctorReport): string {
 }
 
 /**
- * `emq doctor [queue] [--repair]`: checks the stored state of a queue (every known queue when
- * omitted) against the invariants. Exit 1 when it finds a problem it did not repair.
+ * Every queue to look at under the prefix: the registry's, and those a SCAN finds by their
+ * format key (the reapers prune idle queues from the registry, and a queue holding only orphan
+ * rows is idle). A registry entry that is no queue name is skipped, and reported as not checked.
+ */
+async function everyQueue(
+  queues: QueueService,
+  redis: ScriptedClient,
+): Promise<{ names: string[]; skipped: SkippedQueue[] }> {
+  const registered = await queues.listQueues();
+  const names = new Set(await discoverQueues(redis, queues.settings.keyPrefix));
+  const skipped: SkippedQueue[] = [];
+  for (const name of registered) {
+    if (isValidQueueName(name)) names.add(name);
+    else
+      skipped.push({
+        queue: name,
+        reason: 'a registry entry that is no queue name: nothing was read under it',
+      });
+  }
+  return { names: [...names].sort(), skipped };
+}
+
+/** 1 when something found is left unrepaired, else 3 when a queue could not be checked, else 0. */
+export function doctorExitCode(report: DoctorReport): number {
+  if (!nothingLeft(report.queues)) return EXIT_FAILED;
+  return report.complete ? EXIT_OK : EXIT_INCOMPLETE;
+}
+
+/**
+ * `emq doctor [queue] [--repair]`: checks the stored state of a queue (every queue under the
+ * prefix when omitted) against the invariants. Exit 1 when it finds a problem it did not repair,
+ * 3 when it could not check a queue as a whole.
  */
 export function doctorCommand(program: Command, state: RunState): void {
   program
     .command('doctor')
     .description(
-      'check queues against the invariants (every known queue if omitted); --repair mends what it finds',
+      'check queues against the invariants (every queue under the prefix if omitted); --repair mends what it finds',
     )
     .argument('[queue]', 'a queue name')
     .option('--repair', 'mend each problem as it is found (safe beside running workers)')
     .option(
       '--grace <ms>',
-      'how long past its deadline a lease may be before it counts as not reaped',
+      'how long past its deadline a lease may be before it counts as not reaped; keep it above the ' +
+        "workers' reaper interval (default: twice the longest interval allowed)",
       integerOption(0, 3_600_000),
-      5_000,
+      DEFAULT_LEASE_GRACE_MS,
     )
     .option('--ids <count>', 'ids listed per finding', integerOption(1, 1_000), 10)
     .action(
-      act(state, async ({ queues, out }, queue: string | undefined, flags: DoctorFlags) => {
-        if (queue !== undefined) await requireKnownQueue(queues, queue);
-        const names = queue === undefined ? await queues.listQueues() : [queue];
+      act(state, async ({ queues, redis, out }, queue: string | undefined, flags: DoctorFlags) => {
+        if (queue !== undefined) await requireKnownQueue(queues, queue, { anyKey: true });
+        const { names, skipped } =
+          queue === undefined ? await everyQueue(queues, redis) : { names: [queue], skipped: [] };
         const report = await runDoctor(
           names.map((name) => queues.context(name)),
           { repair: flags.repair === true, leaseGraceMs: flags.grace, idsShown: flags.ids },
+          skipped,
         );
         out.result(report, () => render(out, report));
-        return report.healthy ? 0 : 1;
+        return doctorExitCode(report);
       }),
     );
 }

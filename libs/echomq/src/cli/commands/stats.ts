@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { isValidQueueName } from '../../keyspace';
 import type { QueueCounts } from '../../queue/reads';
 import type { QueueService } from '../../queue/queue.service';
 import type { LaneView } from '../../scripts/lane-reads';
@@ -27,9 +28,17 @@ async function statsOf(queues: QueueService, queue: string): Promise<QueueStats>
   return { queue, counts, paused, lanes, metrics };
 }
 
-function render(out: Output, stats: readonly QueueStats[], one: boolean): string {
+function render(out: Output, stats: readonly QueueStats[], one: boolean, skipped: readonly string[]): string {
   const c = out.colors;
-  if (stats.length === 0) return c.dim('No queues are known under this key prefix.');
+  const note =
+    skipped.length === 0
+      ? []
+      : [
+          c.dim(
+            `Skipped registry entries that are no queue name: ${skipped.map((name) => JSON.stringify(name)).join(', ')}`,
+          ),
+        ];
+  if (stats.length === 0) return [c.dim('No queues are known under this key prefix.'), ...note].join('\n');
   const parts = [
     out.table(
       ['queue', 'pending', 'active', 'schedule', 'dead', 'paused'],
@@ -44,7 +53,7 @@ function render(out: Output, stats: readonly QueueStats[], one: boolean): string
       { right: [1, 2, 3, 4] },
     ),
   ];
-  if (!one) return parts.join('\n');
+  if (!one) return [...parts, ...note].join('\n');
   const [only] = stats;
   if (only.lanes.length > 0) {
     parts.push(
@@ -87,10 +96,15 @@ export function statsCommand(program: Command, state: RunState): void {
     .action(
       act(state, async ({ queues, out }, queue: string | undefined) => {
         if (queue !== undefined) await requireKnownQueue(queues, queue);
-        const names = queue === undefined ? await queues.listQueues() : [queue];
+        const registered = queue === undefined ? await queues.listQueues() : [queue];
+        // A registry entry that is no queue name (written by hand) names no keys: it is left out.
+        const names = registered.filter((name) => isValidQueueName(name));
+        const skipped = registered.filter((name) => !isValidQueueName(name));
         const stats: QueueStats[] = [];
         for (const name of names) stats.push(await statsOf(queues, name));
-        out.result({ queues: stats }, () => render(out, stats, queue !== undefined));
+        out.result({ queues: stats, ...(skipped.length > 0 ? { skipped } : {}) }, () =>
+          render(out, stats, queue !== undefined, skipped),
+        );
       }),
     );
 }

@@ -1,6 +1,7 @@
 import { SCRIPT_BATCH_MAX } from '../limits';
 import { LANE_ARG_LUA } from './lane-arg';
 import { luaScript } from './prelude';
+import { REPAIR_EVENT_LUA } from '../repair-lua';
 
 export const REPAIR_DUPLICATES_LUA = luaScript(
   `
@@ -16,25 +17,30 @@ export const REPAIR_DUPLICATES_LUA = luaScript(
 --   3. kept pending: in its own lane's set at its level (joining ready there, or held).
 -- With 0 nothing is written. Each job is checked here, at one instant, so a job that moved
 -- meanwhile is judged as it is now; a job without a row is left to repair-missing-rows. Idempotent.
--- KEYS[1] fence   KEYS[2] active   KEYS[3] schedule   KEYS[4] dead   KEYS[5] metrics   KEYS[6] wake
--- ARGV[1] 1 repair | 0 check   ARGV[2] lane, ARGV[3] level of a pending set the ids were read
--- from ('' both when not a pending set)   ARGV[4..] ids (1 to ${SCRIPT_BATCH_MAX})
+-- KEYS[1] fence   KEYS[2] active   KEYS[3] schedule   KEYS[4] dead   KEYS[5] metrics
+-- KEYS[6] events   KEYS[7] wake
+-- ARGV[1] 1 repair | 0 check   ARGV[2] events max length   ARGV[3] lane, ARGV[4] level of a
+-- pending set the ids were read from ('' both when not a pending set)   ARGV[5..] ids (1 to ${SCRIPT_BATCH_MAX})
 -- Returns: per job found, { id, the sets that held it (comma-separated: pending (its own),
 --          pending:<level>:<lane> (another's), active, schedule, dead), the state kept }.
+-- Event:   repairing, 'repaired' kind in-two-sets and kind wrong-pending-set (a job only in
+--          another lane's or level's set), each with its ids and the state each kept (to).
 `,
-  `${LANE_ARG_LUA}
+  `${LANE_ARG_LUA}${REPAIR_EVENT_LUA}
 local repair = int_arg(1, 0, 1) == 1
+local maxlen = maxlen_arg(2)
 local seen_lane, seen_level, seen_key = nil, nil, nil
-if ARGV[2] ~= '' then
-  seen_lane, seen_level = lane_arg(2), int_arg(3, 0, TOP_LEVEL)
+if ARGV[3] ~= '' then
+  seen_lane, seen_level = lane_arg(3), int_arg(4, 0, TOP_LEVEL)
   seen_key = pending_key(seen_level, seen_lane)
 end
-if #ARGV < 4 or #ARGV > 3 + BATCH_MAX then refuse('expected 1 to ' .. BATCH_MAX .. ' ids from ARGV[4]') end
+if #ARGV < 5 or #ARGV > 4 + BATCH_MAX then refuse('expected 1 to ' .. BATCH_MAX .. ' ids from ARGV[5]') end
 
 local RANK = { schedule = 1, pending = 2, dead = 3 }
 local OTHERS = { { 'active', KEYS[2] }, { 'schedule', KEYS[3] }, { 'dead', KEYS[4] } }
 local out, gone, woke, repaired = {}, leaving(), false, 0
-for i = 4, #ARGV do
+local mended = { ['in-two-sets'] = { ids = {}, to = {} }, ['wrong-pending-set'] = { ids = {}, to = {} } }
+for i = 5, #ARGV do
   local id = ARGV[i]
   local row = ROW_PREFIX .. id
   if redis.call('EXISTS', row) == 1 then
@@ -67,6 +73,9 @@ for i = 4, #ARGV do
       out[#out + 1] = { id, table.concat(names, ','), keep }
       if repair then
         repaired = repaired + 1
+        local kind = mended[#names > 1 and 'in-two-sets' or 'wrong-pending-set']
+        kind.ids[#kind.ids + 1] = id
+        kind.to[#kind.to + 1] = keep
         if misplaced then
           redis.call('ZREM', seen_key, id)
           drained(seen_lane, seen_level)
@@ -87,9 +96,12 @@ for i = 4, #ARGV do
   end
 end
 if repaired > 0 then
-  gone.settle(KEYS[6])
-  if woke then wake(KEYS[6]) end
+  gone.settle(KEYS[7])
+  if woke then wake(KEYS[7]) end
   bump(KEYS[5], 'repaired', repaired)
+  for _, kind in ipairs({ 'in-two-sets', 'wrong-pending-set' }) do
+    emit_repaired(KEYS[6], maxlen, kind, #mended[kind].ids, mended[kind].ids, mended[kind].to)
+  end
 end
 return out
 `,

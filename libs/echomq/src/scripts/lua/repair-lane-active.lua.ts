@@ -1,4 +1,5 @@
 import { luaScript } from './prelude';
+import { REPAIR_EVENT_LUA } from '../repair-lua';
 
 /** Most active jobs one recount reads (one HGET each): beyond this the recount is not made. */
 export const LANE_RECOUNT_MAX = 2_000;
@@ -12,14 +13,17 @@ export const REPAIR_LANE_ACTIVE_LUA = luaScript(
 -- whose count differs gets the recount (a count of 0 is no field), and a lane its cap held back
 -- returns when nothing holds it any more, waking a worker. With 0 nothing is written.
 -- Idempotent. Bounded: with more than ARGV[2] jobs in active nothing is read.
--- KEYS[1] fence   KEYS[2] active   KEYS[3] metrics   KEYS[4] wake
--- ARGV[1] 1 repair | 0 check   ARGV[2] most active jobs to recount (1 to ${LANE_RECOUNT_MAX})
+-- KEYS[1] fence   KEYS[2] active   KEYS[3] metrics   KEYS[4] events   KEYS[5] wake
+-- ARGV[1] 1 repair | 0 check   ARGV[2] events max length
+-- ARGV[3] most active jobs to recount (1 to ${LANE_RECOUNT_MAX})
 -- Returns: { 1 when recounted (0: too many active jobs), jobs in active,
 --            per lane that differs: lane, its count, the recount (flat, 3 values a lane) }.
+-- Event:   repairing, 'repaired' kind lane-active with the lanes recounted.
 `,
-  `
+  `${REPAIR_EVENT_LUA}
 local repair = int_arg(1, 0, 1) == 1
-local most = int_arg(2, 1, ${LANE_RECOUNT_MAX})
+local maxlen = maxlen_arg(2)
+local most = int_arg(3, 1, ${LANE_RECOUNT_MAX})
 local size = redis.call('ZCARD', KEYS[2])
 if size > most then return { 0, size } end
 local recount = {}
@@ -41,7 +45,7 @@ for lane in pairs(recount) do
 end
 table.sort(lanes)
 local out = { 1, size }
-local woke = false
+local woke, mended = false, {}
 for _, lane in ipairs(lanes) do
   local want, have = recount[lane] or 0, stored[lane] or 0
   if want ~= have or (stored[lane] ~= nil and want == 0) then
@@ -49,6 +53,7 @@ for _, lane in ipairs(lanes) do
     out[#out + 1] = have
     out[#out + 1] = want
     if repair then
+      mended[#mended + 1] = lane
       if want == 0 then
         redis.call('HDEL', K_LANE_ACTIVE, lane)
       else
@@ -59,8 +64,9 @@ for _, lane in ipairs(lanes) do
   end
 end
 if repair and #out > 2 then
-  if woke then wake(KEYS[4]) end
-  bump(KEYS[3], 'repaired', (#out - 2) / 3)
+  if woke then wake(KEYS[5]) end
+  bump(KEYS[3], 'repaired', #mended)
+  emit_repaired(KEYS[4], maxlen, 'lane-active', #mended, nil, nil, mended)
 end
 return out
 `,
