@@ -1,7 +1,8 @@
 import type { Browser, BrowserContext } from 'playwright-core';
-import { launchBrowser, signedInContext, watchedPage } from './support/browser';
+import { signedInContext, watchedPage } from './support/browser';
 import { depth, expectClean, listedIds, markDocument, sameDocument } from './support/page-state';
 import { startApps, type RunningApps } from './support/running-apps';
+import { startBoth } from './support/start-both';
 import { takeScreenshot } from './support/screenshot';
 
 /**
@@ -20,7 +21,7 @@ describe('the dashboard in a real browser', () => {
   let context: BrowserContext;
 
   beforeAll(async () => {
-    [apps, browser] = await Promise.all([startApps(), launchBrowser()]);
+    [apps, browser] = await startBoth(startApps());
     context = await signedInContext(browser, apps.url, apps.token);
   });
 

@@ -9,7 +9,7 @@ export const REFRESH_MS = 400;
 export interface RunningApps {
   /** The api's base URL, e.g. http://127.0.0.1:41234 */
   readonly url: string;
-  /** EMQ_API_TOKEN of the api. */
+  /** EMQ_API_TOKEN of the api; '' when it has none. */
   readonly token: string;
   /** A call to the api with the bearer token, as a script or a producer would make it. */
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
@@ -18,36 +18,46 @@ export interface RunningApps {
   stop(): Promise<void>;
 }
 
+export interface AppsOptions {
+  /** Give the api an EMQ_API_TOKEN (default true). */
+  readonly token?: boolean;
+  /** Start the worker, which serves the demo queue (default true). */
+  readonly worker?: boolean;
+}
+
 /**
  * The apps as they run in production: a redis-server of the suite's own, the built api (with a
- * token) and the built worker (which serves the demo queue), each a real process, talking only
- * through Redis, reached over real HTTP.
+ * token, unless told otherwise) and the built worker (which serves the demo queue), each a real
+ * process, talking only through Redis, reached over real HTTP.
  */
-export async function startApps(): Promise<RunningApps> {
+export async function startApps(options: AppsOptions = {}): Promise<RunningApps> {
   const redis = await RedisServer.start();
-  const token = randomBytes(18).toString('base64url');
+  const token = options.token === false ? '' : randomBytes(18).toString('base64url');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const api = AppProcess.start('api', API_MAIN, {
     REDIS_URL: redis.url,
     PORT: String(port),
     HOST: '127.0.0.1',
-    EMQ_API_TOKEN: token,
+    ...(token === '' ? {} : { EMQ_API_TOKEN: token }),
     EMQ_DASHBOARD_REFRESH_MS: String(REFRESH_MS),
     EMQ_THROTTLE_LIMIT: '0',
   });
-  const worker = AppProcess.start('worker', WORKER_MAIN, {
-    REDIS_URL: redis.url,
-    EMQ_DEMO_CONCURRENCY: '4',
-    EMQ_SHUTDOWN_GRACE_MS: '500',
-    EMQ_LOG_FORMAT: 'text',
-  });
+  const worker =
+    options.worker === false
+      ? undefined
+      : AppProcess.start('worker', WORKER_MAIN, {
+          REDIS_URL: redis.url,
+          EMQ_DEMO_CONCURRENCY: '4',
+          EMQ_SHUTDOWN_GRACE_MS: '500',
+          EMQ_LOG_FORMAT: 'text',
+        });
   const stop = async (): Promise<void> => {
-    await Promise.all([api.stop(), worker.stop()]);
+    await Promise.all([api.stop(), worker?.stop()]);
     await redis.destroy();
   };
   try {
-    await Promise.all([api.waitForOutput('Listening on'), worker.waitForOutput('Worker started')]);
+    await Promise.all([api.waitForOutput('Listening on'), worker?.waitForOutput('Worker started')]);
   } catch (error) {
     await stop();
     throw error;
@@ -61,7 +71,7 @@ export async function startApps(): Promise<RunningApps> {
     const response = await fetch(`${url}${path}`, {
       method,
       headers: {
-        authorization: `Bearer ${token}`,
+        ...(token === '' ? {} : { authorization: `Bearer ${token}` }),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

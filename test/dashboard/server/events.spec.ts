@@ -28,8 +28,10 @@ describe('dashboard event stream', () => {
     await api.close();
   });
 
-  const events = async (): Promise<SseReader> => {
-    const stream = await SseReader.open(api.url, '/dashboard/api/events');
+  /** A page's stream: the overview's (no queue), or a queue view's, which also takes that queue's job events. */
+  const events = async (queue?: string): Promise<SseReader> => {
+    const query = queue === undefined ? '' : `?queue=${encodeURIComponent(queue)}`;
+    const stream = await SseReader.open(api.url, `/dashboard/api/events${query}`);
     open.push(stream);
     return stream;
   };
@@ -54,8 +56,7 @@ describe('dashboard event stream', () => {
 
   it('pushes job events as jobs are enqueued, claimed and completed', async () => {
     const queue = uniqueQueue('jobs');
-    await api.queues.enqueue(queue, {}); // known to the registry, so the hub follows it
-    const stream = await events();
+    const stream = await events(queue);
     await followed(queue);
     const ids = await api.queues.enqueueMany(queue, [{ data: 'a' }, { data: 'b' }]);
     await stream.next<JobMessage>('job', (m) => m.type === 'enqueued' && m.id === ids[1]);
@@ -72,7 +73,7 @@ describe('dashboard event stream', () => {
   it('sends job events about no single job with id null', async () => {
     const queue = uniqueQueue('lanes');
     await api.queues.enqueue(queue, {}, { lane: 'tenant-a' });
-    const stream = await events();
+    const stream = await events(queue);
     await followed(queue);
     const probe = await api.queues.enqueue(queue, {});
     await stream.next<JobMessage>('job', (m) => m.id === probe);
@@ -89,7 +90,7 @@ describe('dashboard event stream', () => {
     /** Opens `n` pages, lets the first see five refreshes, closes them all; returns the readings made. */
     const phase = async (n: number): Promise<number> => {
       const before = api.sampler.readCount;
-      const pages = await Promise.all(Array.from({ length: n }, () => events()));
+      const pages = await Promise.all(Array.from({ length: n }, () => events(queue)));
       await until('five overviews', () => (pages[0].data('overview').length >= 6 ? true : undefined));
       for (const page of pages) page.close();
       await until('every page to close', () => (api.hub.pageCount === 0 ? true : undefined));
@@ -112,8 +113,8 @@ describe('dashboard event stream', () => {
   it('cleans up a page that disconnects, and stops following when the last one leaves', async () => {
     const queue = uniqueQueue('bye');
     await api.queues.enqueue(queue, {});
-    const first = await events();
-    const second = await events();
+    const first = await events(queue);
+    const second = await events(queue);
     await until('two pages', () => (api.hub.pageCount === 2 ? true : undefined));
     await followed(queue);
     first.close();
@@ -127,8 +128,7 @@ describe('dashboard event stream', () => {
 
   it('drops what a page cannot take in one burst and says lagged once', async () => {
     const queue = uniqueQueue('flood');
-    await api.queues.enqueue(queue, {});
-    const stream = await events();
+    const stream = await events(queue);
     await followed(queue);
     const probe = await api.queues.enqueue(queue, {});
     await stream.next<JobMessage>('job', (m) => m.id === probe);
@@ -158,6 +158,76 @@ describe('dashboard event stream', () => {
     await api.queues.enqueue(queue, {});
     const res = await request(api.url).get('/dashboard/api/overview').expect(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(Object.keys(res.body).sort()).toEqual(['at', 'bucketMs', 'queues', 'queuesTotal', 'refreshMs']);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'at',
+      'bucketMs',
+      'queues',
+      'queuesTotal',
+      'refreshMs',
+      'seq',
+    ]);
+  });
+
+  it('sends the overview page no job events, and follows only the queues pages show', async () => {
+    const shown = uniqueQueue('shown');
+    const other = uniqueQueue('other');
+    await api.queues.enqueueMany(other, [{ data: 0 }]);
+    const overviewPage = await events();
+    const queuePage = await events(shown);
+    await followed(shown);
+    expect(api.hub.followedQueues).toEqual([shown]);
+    const [mine] = await api.queues.enqueueMany(shown, [{ data: 1 }]);
+    await api.queues.enqueueMany(other, [{ data: 2 }]);
+    await queuePage.next<JobMessage>('job', (m) => m.id === mine);
+    // Both pages had the same bursts; the overview page's held overviews only.
+    await overviewPage.next<OverviewMessage>('overview', (o) => pendingOf(shown)(o) === 1);
+    expect(overviewPage.data('job')).toEqual([]);
+    expect(queuePage.data<JobMessage>('job').every((m) => m.queue === shown)).toBe(true);
+  });
+
+  it('opens a stream with the latest overview only when it is fresh, else with the next reading', async () => {
+    const first = await events();
+    const { seq } = await first.next<OverviewMessage & { seq: number }>('overview');
+    first.close();
+    await until('the sampler to stop', () =>
+      api.hub.pageCount === 0 && api.sampler.isIdle ? true : undefined,
+    );
+    // Older than two intervals: a new page would show stale depths under an old time.
+    await until('the sample to age', () =>
+      api.sampler.latestSample(2 * api.sampler.refreshMs) === undefined ? true : undefined,
+    );
+    const second = await events();
+    const opening = await second.next<OverviewMessage & { seq: number }>('overview');
+    expect(opening.seq).toBeGreaterThan(seq);
+  });
+
+  it.each([
+    ['a malformed queue', '?queue=bad%20name', 'INVALID_QUEUE_NAME'],
+    ['two queues', '?queue=a&queue=b', undefined],
+    ['an unknown parameter', '?queues=a', undefined],
+  ])('refuses a stream for %s with a 400 JSON body', async (_label, query, code) => {
+    const res = await request(api.url).get(`/dashboard/api/events${query}`).expect(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toMatchObject({ statusCode: 400, ...(code === undefined ? {} : { code }) });
+    expect(api.hub.pageCount).toBe(0);
+  });
+
+  it('refuses new streams with a 503 JSON body once the hub is destroyed', async () => {
+    const own = await startDashboardApi();
+    try {
+      const stream = await SseReader.open(own.url, '/dashboard/api/events');
+      await stream.next('overview');
+      own.hub.onModuleDestroy();
+      await until('the open stream to end', () => (stream.closed ? true : undefined));
+      const res = await request(own.url).get('/dashboard/api/events').expect(503);
+      expect(res.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: expect.any(String),
+      });
+      expect(own.hub.pageCount).toBe(0);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -13,21 +13,36 @@ describe('dashboard page and assets', () => {
     await api.close();
   });
 
-  it.each(['/dashboard', '/dashboard/'])(
-    'serves the index at %s without a token, revalidated each load',
-    async (path) => {
-      const res = await request(api.url).get(path).expect(200);
-      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(res.headers['cache-control']).toBe('no-cache');
-      expect(res.text).toBe(String(dashboardAsset('index.html')?.body));
-      // The api's CSP stays on: scripts and styles from the api itself only.
-      expect(res.headers['content-security-policy']).toMatch(/script-src 'self'/);
-    },
-  );
+  it('serves the index at /dashboard/ without a token, revalidated each load', async () => {
+    const res = await request(api.url).get('/dashboard/').expect(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expect(res.text).toBe(String(dashboardAsset('index.html')?.body));
+    // The api's CSP stays on: scripts and styles from the api itself only.
+    expect(res.headers['content-security-policy']).toMatch(/script-src 'self'/);
+  });
+
+  it.each([
+    ['/dashboard', 'dashboard/'],
+    ['/dashboard?x=1', 'dashboard/?x=1'],
+  ])('sends %s to the index by a relative redirect (a proxy path prefix stays)', async (path, location) => {
+    const res = await request(api.url).get(path).expect(302);
+    expect(res.headers.location).toBe(location);
+    // Resolved as a browser does, behind a proxy that serves the api under /emq/.
+    expect(new URL(location, `https://ops.example/emq${path}`).pathname).toBe('/emq/dashboard/');
+  });
+
+  it('names its files and the api relative to /dashboard/, never from the host root', () => {
+    const index = String(dashboardAsset('index.html')?.body);
+    expect(index).not.toMatch(/(?:href|src)="\//);
+    for (const name of ['app.js', 'live.js', 'http.js']) {
+      expect(String(dashboardAsset(name)?.body)).not.toMatch(/fetch\((?:'|`)\/|new EventSource\((?:'|`)\//);
+    }
+  });
 
   it('serves the files the index loads, by name', async () => {
     const index = String(dashboardAsset('index.html')?.body);
-    const names = [...index.matchAll(/\/dashboard\/assets\/([A-Za-z0-9._-]+)/g)].map((m) => m[1]);
+    const names = [...index.matchAll(/"assets\/([A-Za-z0-9._-]+)"/g)].map((m) => m[1]);
     expect(names.length).toBeGreaterThan(0);
     for (const name of names) {
       const res = await request(api.url).get(`/dashboard/assets/${name}`).expect(200);
@@ -46,7 +61,10 @@ describe('dashboard page and assets', () => {
 
   it('caches only names that carry a content hash for good', () => {
     expect(cacheControlFor('app.3f2a9c1b.js')).toBe('public, max-age=31536000, immutable');
-    expect(cacheControlFor('app-0123456789abcdef.css')).toBe('public, max-age=31536000, immutable');
+    expect(cacheControlFor('app.0123456789abcdef.css')).toBe('public, max-age=31536000, immutable');
+    // Names that only look hashed (a word of hex digits) are revalidated.
+    expect(cacheControlFor('add-deadbeef.js')).toBe('no-cache');
+    expect(cacheControlFor('badge-cafe1234.css')).toBe('no-cache');
     expect(cacheControlFor('app.js')).toBe('no-cache');
     expect(cacheControlFor('index.html')).toBe('no-cache');
   });

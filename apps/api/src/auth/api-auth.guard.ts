@@ -8,16 +8,19 @@ import {
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { ApiConfig } from '../config/api-config';
-import { passesCsrfRule } from './csrf';
-import { DashboardSessions } from './dashboard-sessions';
+import { isForeignWrite, passesCsrfRule } from './csrf';
+import { DashboardSessions, type LiveSession } from './dashboard-sessions';
 import { IS_PUBLIC } from './public.decorator';
+import { attachSession } from './request-session';
 import { sessionCookieOf } from './session-cookie';
 import { bearerToken, tokensMatch } from './token-match';
 
 /**
- * Global guard: when EMQ_API_TOKEN is set, every route not marked @Public() needs either
- * `Authorization: Bearer <token>` or a live dashboard session cookie (a browser cannot put a
- * bearer header on a page load or an EventSource). A request that sends an Authorization
+ * Global guard. First, on every route and whether or not a token is set, a write that a
+ * browser sent for another site's page (Sec-Fetch-Site or Origin say so, see isForeignWrite)
+ * is refused with 403. Then, when EMQ_API_TOKEN is set, every route not marked @Public() needs
+ * either `Authorization: Bearer <token>` or a live dashboard session cookie (a browser cannot
+ * put a bearer header on a page load or an EventSource). A request that sends an Authorization
  * header is judged by it alone. A write authenticated by the cookie must also carry the
  * dashboard's CSRF header (403 without it). Guards run before pipes and handlers, so a
  * rejected request never reaches Redis.
@@ -31,6 +34,13 @@ export class ApiAuthGuard implements CanActivate {
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
+    const http = context.switchToHttp();
+    const request = http.getRequest<Request>();
+    if (isForeignWrite(request)) {
+      throw new ForbiddenException(
+        "A write sent by another site's page is refused (its Origin or Sec-Fetch-Site says so)",
+      );
+    }
     const expected = this.config.apiToken;
     if (expected === undefined) return true;
     const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
@@ -38,15 +48,16 @@ export class ApiAuthGuard implements CanActivate {
       context.getClass(),
     ]);
     if (isPublic) return true;
-    const http = context.switchToHttp();
-    const request = http.getRequest<Request>();
     const header = request.headers.authorization;
-    if (header === undefined && this.hasSession(request)) {
+    const session = header === undefined ? this.sessionOf(request) : undefined;
+    if (session !== undefined) {
       if (!passesCsrfRule(request)) {
         throw new ForbiddenException(
           'A write authenticated by the dashboard session must send the header X-EMQ-Dashboard: 1',
         );
       }
+      // The event stream ends itself when this session does (logout, expiry).
+      attachSession(request, session);
       return true;
     }
     const presented = bearerToken(header);
@@ -58,7 +69,8 @@ export class ApiAuthGuard implements CanActivate {
     return true;
   }
 
-  private hasSession(request: Request): boolean {
-    return this.config.dashboardEnabled && this.sessions.verify(sessionCookieOf(request));
+  private sessionOf(request: Request): LiveSession | undefined {
+    if (!this.config.dashboardEnabled) return undefined;
+    return this.sessions.session(sessionCookieOf(request));
   }
 }

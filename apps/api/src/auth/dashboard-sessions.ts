@@ -10,6 +10,12 @@ const SKEW_MS = 60_000;
 const REVOKED_MAX = 10_000;
 const SHAPE = /^v1\.([0-9a-z]{1,10})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
 
+/** A session as read from a good cookie: its random id and when it ends. */
+export interface LiveSession {
+  readonly id: string;
+  readonly expiresAt: number;
+}
+
 /**
  * Dashboard sessions as signed cookies: `v1.<issued at>.<random id>.<HMAC>`, the HMAC keyed by
  * a key derived from EMQ_API_TOKEN. Why signed rather than an id looked up in this process:
@@ -18,8 +24,9 @@ const SHAPE = /^v1\.([0-9a-z]{1,10})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/
  * The cookie carries no secret: the token cannot be recovered from it, and the id is random.
  *
  * A session lasts EMQ_DASHBOARD_SESSION_TTL_MS from its login, checked against the ttl in force
- * now (shortening it shortens live sessions). Logout forgets the session in this process; another
- * replica still accepts a copy of the cookie until it expires (the browser has dropped its own).
+ * now (shortening it shortens live sessions). Logout forgets the session in this process only,
+ * and only in memory: another replica, or this one after a restart or REVOKED_MAX later logouts,
+ * accepts a copy of the cookie until it expires (the browser has dropped its own).
  */
 @Injectable()
 export class DashboardSessions {
@@ -52,8 +59,18 @@ export class DashboardSessions {
 
   /** Whether a cookie value is a live session: well formed, signed with this token, not expired, not logged out. */
   verify(value: string | undefined, nowMs = Date.now()): boolean {
+    return this.session(value, nowMs) !== undefined;
+  }
+
+  /** The live session a cookie value holds (as verify judges it), or undefined. */
+  session(value: string | undefined, nowMs = Date.now()): LiveSession | undefined {
     const session = this.parse(value, nowMs);
-    return session !== undefined && !this.revoked.has(session.id);
+    return session !== undefined && !this.revoked.has(session.id) ? session : undefined;
+  }
+
+  /** Whether a session read earlier still stands: not logged out here, not expired. No MAC is computed. */
+  isLive(session: LiveSession, nowMs = Date.now()): boolean {
+    return session.expiresAt > nowMs && !this.revoked.has(session.id);
   }
 
   /** Logs a session out in this process (a value that is no live session is ignored). */
@@ -73,7 +90,7 @@ export class DashboardSessions {
     this.revoked.set(session.id, session.expiresAt);
   }
 
-  private parse(value: string | undefined, nowMs: number): { id: string; expiresAt: number } | undefined {
+  private parse(value: string | undefined, nowMs: number): LiveSession | undefined {
     if (this.key === undefined || value === undefined) return undefined;
     const match = SHAPE.exec(value);
     if (!match) return undefined;

@@ -14,7 +14,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { DashboardSessions } from '../auth/dashboard-sessions';
 import { Public } from '../auth/public.decorator';
-import { SESSION_COOKIE, sessionCookieOf, sessionCookieOptions } from '../auth/session-cookie';
+import { sessionCookieName, sessionCookieOf, sessionCookieOptions } from '../auth/session-cookie';
 import { bearerToken, tokensMatch } from '../auth/token-match';
 import { ApiConfig } from '../config/api-config';
 import { LoginDto } from './dto/login.dto';
@@ -50,14 +50,14 @@ export class DashboardSessionController {
     if (expected === undefined) return;
     if (!tokensMatch(body.token, expected)) throw new UnauthorizedException('That is not the api token');
     const ttlMs = this.sessions.ttlMs;
-    response.cookie(SESSION_COOKIE, this.sessions.issue(), sessionCookieOptions(request, ttlMs));
+    response.cookie(sessionCookieName(request), this.sessions.issue(), sessionCookieOptions(request, ttlMs));
   }
 
   @Delete()
   @HttpCode(HttpStatus.NO_CONTENT)
   logout(@Req() request: Request, @Res({ passthrough: true }) response: Response): void {
     this.sessions.revoke(sessionCookieOf(request));
-    response.clearCookie(SESSION_COOKIE, sessionCookieOptions(request));
+    response.clearCookie(sessionCookieName(request), sessionCookieOptions(request));
   }
 
   private authenticated(request: Request): boolean {

@@ -50,7 +50,9 @@ export async function listFiltered(
   // A pending listing of one lane is served by that lane's own set: only a name filters.
   const laneScoped = state === 'pending' && lane !== undefined;
   const filtered = name !== undefined || (lane !== undefined && !laneScoped);
-  const source = listSource(queues, queue, state, lane);
+  // Ids this request may read from its cursor: the window when filtering, else its page (each + 1 beyond).
+  const reach = (filtered ? SCAN_WINDOW : limit) + 1;
+  const source = listSource(queues, queue, state, lane, reach);
   const needle = name?.toLowerCase();
   const matches = (entry: Entry): boolean =>
     'name' in entry &&

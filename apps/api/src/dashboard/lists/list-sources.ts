@@ -3,6 +3,7 @@ import {
   InvalidArgumentError,
   RECENT_COMPLETED_MAX,
   type QueueService,
+  type RecentCompletion,
   type StateSet,
 } from '@app/echomq/internal';
 
@@ -76,13 +77,17 @@ function byScore(queues: QueueService, queue: string, state: 'active' | 'schedul
 
 /**
  * Completed: the recent-completed history (newest first, from the event stream), which has no
- * cursor of its own: each page reads it again, as far as needed (at most RECENT_COMPLETED_MAX),
- * and continues after the id given. An id that aged out of that window ends the listing.
+ * cursor of its own: a page continues after the id given, found in the history read again. The
+ * history is read once per request (one walk of the stream, newest first) and every chunk the
+ * request asks for is cut from it: `reach` ids from the start when the request starts there,
+ * else the whole window (at most RECENT_COMPLETED_MAX). An id that aged out ends the listing.
  */
-function completed(queues: QueueService, queue: string): ListSource {
+function completed(queues: QueueService, queue: string, reach: number): ListSource {
+  let read: Promise<RecentCompletion[]> | undefined;
   return async (cursor, count) => {
-    const limit = cursor === undefined ? Math.min(count, RECENT_COMPLETED_MAX) : RECENT_COMPLETED_MAX;
-    const recent = await queues.recentCompleted(queue, { limit });
+    const limit = cursor === undefined ? Math.min(reach, RECENT_COMPLETED_MAX) : RECENT_COMPLETED_MAX;
+    read ??= queues.recentCompleted(queue, { limit });
+    const recent = await read;
     const start = cursor === undefined ? 0 : recent.findIndex(({ id }) => id === cursor) + 1;
     if (start === 0 && cursor !== undefined) return [];
     return recent.slice(start, start + count).map(({ id, completedAt, result }) => ({
@@ -94,12 +99,16 @@ function completed(queues: QueueService, queue: string): ListSource {
   };
 }
 
-/** The source of one state's listing; a pending listing of one lane is read from that lane alone. */
+/**
+ * The source of one state's listing, for one request that reads at most `reach` ids (those it
+ * uses and the one beyond) from its cursor; a pending listing of one lane is read from that lane alone.
+ */
 export function listSource(
   queues: QueueService,
   queue: string,
   state: ListState,
   lane: string | undefined,
+  reach: number,
 ): ListSource {
   switch (state) {
     case 'pending':
@@ -110,7 +119,7 @@ export function listSource(
     case 'schedule':
       return byScore(queues, queue, state);
     case 'completed':
-      return completed(queues, queue);
+      return completed(queues, queue, reach);
   }
 }
 

@@ -3,13 +3,15 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { ApiConfig } from '../../config/api-config';
 import { BUCKET_MIN_MS, CounterHistory } from './counter-history';
+import type { OverviewFrames } from '../events/sse-stream';
+import { overviewFrames } from './overview-frames';
 import type { Overview } from './overview.types';
 import { readQueues } from './read-queues';
 
-/** One overview as read, with its JSON (serialised once, sent to every page). */
+/** One overview as read, with its frames (serialised once, sent to every page). */
 export interface OverviewSample {
   readonly overview: Overview;
-  readonly json: string;
+  readonly frames: OverviewFrames;
 }
 
 /**
@@ -37,6 +39,8 @@ export class OverviewSampler implements OnModuleDestroy {
   private readonly listeners = new Set<(sample: OverviewSample) => void>();
   /** Readings started since boot (one per refresh): what the docs' cost figures count. */
   private readings = 0;
+  /** Samples made since boot: each one's `seq`, so a stream can tell it sent the one before. */
+  private samples = 0;
 
   constructor(
     private readonly queues: QueueService,
@@ -83,9 +87,10 @@ export class OverviewSampler implements OnModuleDestroy {
     return () => this.listeners.delete(listener);
   }
 
-  /** The latest sample, however old (undefined before the first reading). */
-  latestSample(): OverviewSample | undefined {
-    return this.latest?.sample;
+  /** The latest sample, if its reading began at most `maxAgeMs` ago (default: however old). */
+  latestSample(maxAgeMs = Infinity): OverviewSample | undefined {
+    const latest = this.latest;
+    return latest && performance.now() - latest.startedMono <= maxAgeMs ? latest.sample : undefined;
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -174,6 +179,7 @@ export class OverviewSampler implements OnModuleDestroy {
     const shown = new Set(queues.map(({ queue }) => queue));
     for (const queue of this.histories.keys()) if (!shown.has(queue)) this.histories.delete(queue);
     const overview: Overview = {
+      seq: ++this.samples,
       at: new Date(atMs).toISOString(),
       refreshMs: this.refreshMs,
       bucketMs: this.bucketMs,
@@ -188,6 +194,6 @@ export class OverviewSampler implements OnModuleDestroy {
         return { queue, counts, paused, lanes, history: history.points() };
       }),
     };
-    return { overview, json: JSON.stringify(overview) };
+    return { overview, frames: overviewFrames(overview) };
   }
 }

@@ -38,6 +38,8 @@ export interface QueueOverview {
 }
 
 export interface Overview {
+  /** The sample's number in this api process: consecutive samples differ by one. */
+  readonly seq: number;
   /** When this overview was read (ISO 8601, the api's clock). */
   readonly at: string;
   readonly refreshMs: number;
@@ -46,4 +48,22 @@ export interface Overview {
   /** Queues known to the registry; `queues` holds the first OVERVIEW_QUEUES_MAX of them by name. */
   readonly queuesTotal: number;
   readonly queues: QueueOverview[];
+}
+
+/** A queue in a tail frame: the end of its history instead of the whole of it. */
+export interface QueueOverviewTail extends Omit<QueueOverview, 'history'> {
+  /** The newest TAIL_SAMPLES buckets, oldest first; fewer means this is the whole history. */
+  readonly historyTail: HistoryPoint[];
+}
+
+/**
+ * An `overview` event for a page that holds sample `seq - TAIL_SAMPLES` or later: the same
+ * fields, but each queue carries only `historyTail`. A sample changes only its newest bucket, so
+ * older ones are as the page has them: it keeps its buckets older than the tail's first, appends
+ * the tail (or takes the tail alone when it is shorter than TAIL_SAMPLES), and drops buckets that
+ * fell out of the span (start + bucketMs <= at - 15 minutes), as the server does.
+ */
+export interface OverviewTail extends Omit<Overview, 'queues'> {
+  readonly tail: true;
+  readonly queues: QueueOverviewTail[];
 }

@@ -3,35 +3,45 @@ import { HttpError, request, whenUnauthorized } from './http.js';
 import { jobView } from './job-detail.js';
 import { connectLive } from './live.js';
 import { showLogin } from './login.js';
+import { mergeOverview } from './overview-merge.js';
 import { overviewView } from './overview.js';
 import { queueView } from './queue.js';
 import { parseRoute } from './routes.js';
 
 /**
  * The page's entry: asks whether a session is needed, shows the token form or the dashboard,
- * keeps one live connection open and hands what it brings to the view on screen. Views are
- * rebuilt on each navigation (hash change); between navigations they update in place.
+ * keeps one live connection open (taking the job events of the queue on screen) and hands what
+ * it brings to the view on screen. Views are rebuilt on each navigation (hash change); between
+ * navigations they update in place.
  */
 
 /** @typedef {import('./model.js').Overview} Overview */
+/** @typedef {import('./model.js').OverviewFrame} OverviewFrame */
 /** @typedef {import('./model.js').View} View */
+/** @typedef {import('./routes.js').Route} Route */
 
 const root = /** @type {HTMLElement} */ (document.getElementById('view'));
-const live = /** @type {HTMLElement} */ (document.getElementById('live'));
+const liveDot = /** @type {HTMLElement} */ (document.getElementById('live'));
 const logout = /** @type {HTMLButtonElement} */ (document.getElementById('logout'));
 
 /** @type {View | undefined} */
 let view;
 /** @type {Overview | undefined} */
 let latest;
-/** @type {(() => void) | undefined} */
-let closeLive;
+/** @type {import('./live.js').Live | undefined} */
+let live;
 let running = false;
+let reading = false;
 
 /** @param {import('./live.js').LiveState} state */
 function showLive(state) {
-  live.dataset.state = state;
-  live.textContent = state;
+  liveDot.dataset.state = state;
+  liveDot.textContent = state;
+}
+
+/** The queue whose job events a place needs: its own, or none on the overview. @param {Route} place */
+function queueOf(place) {
+  return place.page === 'overview' ? undefined : place.queue;
 }
 
 function route() {
@@ -40,6 +50,7 @@ function route() {
   const place = parseRoute(location.hash);
   document.title =
     place.page === 'overview' ? 'EchoMQ' : `${place.page === 'job' ? place.id : place.queue} · EchoMQ`;
+  live?.follow(queueOf(place));
   view =
     place.page === 'queue'
       ? queueView(root, place, latest)
@@ -49,16 +60,40 @@ function route() {
 }
 
 /** @param {Overview} overview */
-function receive(overview) {
+function show(overview) {
   latest = overview;
   view?.overview(overview);
+}
+
+/** @param {OverviewFrame} frame */
+function receive(frame) {
+  const overview = mergeOverview(latest, frame);
+  // A tail for a page further behind than it covers: read the whole overview instead.
+  if (overview === 'behind') readOverview();
+  else if (overview !== 'stale') show(overview);
+}
+
+/** The whole overview by a plain read (at start, so the page fills before the stream's first message). */
+function readOverview() {
+  if (reading) return;
+  reading = true;
+  request('/dashboard/api/overview')
+    .then((/** @type {Overview} */ overview) => {
+      if (running && (!latest || overview.seq > latest.seq)) show(overview);
+    })
+    .catch(() => {
+      // The stream brings the next one; a 401 has already gone to the token form.
+    })
+    .finally(() => {
+      reading = false;
+    });
 }
 
 /** The session ended (or never was): back to the token form, nothing live. */
 function signIn() {
   running = false;
-  closeLive?.();
-  closeLive = undefined;
+  live?.close();
+  live = undefined;
   view?.dispose();
   view = undefined;
   latest = undefined;
@@ -72,22 +107,18 @@ function start(sessionRequired) {
   running = true;
   logout.hidden = !sessionRequired;
   showLive('connecting');
-  closeLive = connectLive({
-    overview: receive,
-    job: (event) => view?.job(event),
-    lagged: () => view?.resync(),
-    state: showLive,
-    signedOut: signIn,
-  });
+  live = connectLive(
+    {
+      overview: receive,
+      job: (event) => view?.job(event),
+      lagged: () => view?.resync(),
+      state: showLive,
+      signedOut: signIn,
+    },
+    queueOf(parseRoute(location.hash)),
+  );
   route();
-  // The first overview by a plain read, so the page fills before the stream's first message.
-  request('/dashboard/api/overview')
-    .then((overview) => {
-      if (running && !latest) receive(overview);
-    })
-    .catch(() => {
-      // The stream brings the next one; a 401 has already gone to the token form.
-    });
+  readOverview();
 }
 
 logout.addEventListener('click', () => {

@@ -75,3 +75,15 @@ export function chartData(history, overview) {
     totalFailed: history.reduce((sum, sample) => sum + failures(sample), 0),
   };
 }
+
+/**
+ * A short mark of a history that changes whenever any of it does: between samples only the
+ * newest bucket changes and old ones fall off the front, so its length, its first bucket and its
+ * newest one tell (cheaper than serialising every bucket at each sample).
+ * @param {Sample[]} history
+ */
+export function historyMark(history) {
+  const first = history[0];
+  const last = history[history.length - 1];
+  return `${history.length}|${first?.at ?? ''}|${last ? JSON.stringify(last) : ''}`;
+}

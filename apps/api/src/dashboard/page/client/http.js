@@ -31,7 +31,16 @@ export function whenUnauthorized(handler) {
 }
 
 /**
+ * The address of one of the api's routes, given from the api's root (`/queues/x`): resolved
+ * against the page's own address (`<api>/dashboard/`), so a proxy's path prefix is kept.
  * @param {string} path
+ */
+export function apiUrl(path) {
+  return new URL(`..${path}`, document.baseURI).href;
+}
+
+/**
+ * @param {string} path from the api's root, e.g. `/queues/demo/pause`
  * @param {{ method?: string, body?: unknown, quiet401?: boolean }} [options]
  * @returns {Promise<any>} the JSON answer, or undefined for 204
  */
@@ -40,7 +49,7 @@ export async function request(path, options = {}) {
   /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', 'x-emq-dashboard': '1' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(path, {
+  const response = await fetch(apiUrl(path), {
     method,
     headers,
     credentials: 'same-origin',

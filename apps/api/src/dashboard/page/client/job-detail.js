@@ -207,7 +207,7 @@ export function jobView(root, route) {
     overview: () => {},
     job: (event) => {
       if (event.queue !== queue) return;
-      if (event.id === id || event.ids?.includes(id)) soon();
+      if (event.id === id) soon();
     },
     resync: soon,
     dispose: () => {

@@ -9,8 +9,10 @@ import { jobHref, queueHref } from './routes.js';
 
 const PAGE = 50;
 /**
- * Live changes are read again at most this often, however busy the queue: one list read a
- * second per open list at most (the overview's reads are shared; these are per page).
+ * Live changes are read again at most this often, however busy the queue: one read a second per
+ * open list at most, and only for events that can change its set (job-events.js). Pages told of
+ * the same events ask at about the same moment, and the server answers identical first pages
+ * with one read of Redis.
  */
 const REFRESH_GAP_MS = 1000;
 

@@ -32,11 +32,37 @@
 
 /**
  * @typedef {object} Overview
+ * @property {number} seq the sample's number in the api process (consecutive samples differ by one)
  * @property {string} at
  * @property {number} refreshMs
- * @property {number} [bucketMs] the time one history point stands for
- * @property {number} [queuesTotal] every known queue; `queues` may hold only the first of them
+ * @property {number} bucketMs the time one history point stands for
+ * @property {number} queuesTotal every known queue; `queues` holds at most the first 100 of them by name
  * @property {QueueOverview[]} queues
+ */
+
+/**
+ * An overview event that follows the one of sample `seq - 1`: each queue carries only its
+ * newest history bucket (see overview-merge.js).
+ * @typedef {object} OverviewTail
+ * @property {true} tail
+ * @property {number} seq
+ * @property {string} at
+ * @property {number} refreshMs
+ * @property {number} bucketMs
+ * @property {number} queuesTotal
+ * @property {(Omit<QueueOverview, 'history'> & { historyTail: import('./history.js').Sample[] })[]} queues
+ */
+
+/** @typedef {Overview | OverviewTail} OverviewFrame what an `overview` event carries */
+
+/**
+ * One queue as the api's own routes describe it (GET /queues/:q and /queues/:q/lanes), for a
+ * queue the overview does not hold.
+ * @typedef {object} QueueState
+ * @property {Counts} counts
+ * @property {boolean} paused
+ * @property {LaneOverview[]} lanes
+ * @property {number} completed the queue's completed counter, which moves with every completion
  */
 
 /**

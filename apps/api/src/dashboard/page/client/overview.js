@@ -2,7 +2,7 @@
 import { barChart } from './chart.js';
 import { fill, h } from './dom.js';
 import { count, percent, rate } from './format.js';
-import { chartData } from './history.js';
+import { chartData, historyMark } from './history.js';
 import { queueHref } from './routes.js';
 
 /** @typedef {import('./model.js').Overview} Overview */
@@ -133,7 +133,8 @@ export function overviewView(root, initial) {
     /** @type {typeof rows} */
     const next = new Map();
     for (const queue of overview.queues) {
-      const seen = JSON.stringify(queue);
+      const { history, ...figures } = queue;
+      const seen = `${JSON.stringify(figures)}|${historyMark(history)}`;
       const kept = rows.get(queue.queue);
       next.set(queue.queue, kept && kept.seen === seen ? kept : { seen, row: row(queue, overview) });
     }

@@ -1,32 +1,26 @@
 // @ts-check
+import { act } from './actions.js';
 import { confirmButton, fill, h } from './dom.js';
 import { count } from './format.js';
+import { historyMark } from './history.js';
 import { request, seg } from './http.js';
+import { touches } from './job-events.js';
 import { jobList } from './job-list.js';
 import { queueCharts } from './overview.js';
+import { laneTable } from './queue-lanes.js';
+import { queueStateReader } from './queue-state.js';
 import { queueHref, SETS } from './routes.js';
 
 /** @typedef {import('./model.js').Overview} Overview */
 /** @typedef {import('./model.js').QueueOverview} QueueOverview */
-
-/**
- * Runs an action of the page and says how it went in the notice line.
- * @param {HTMLElement} notice
- * @param {() => Promise<string>} action resolves with what to tell the reader
- */
-async function act(notice, action) {
-  notice.classList.remove('problem');
-  try {
-    notice.textContent = await action();
-  } catch (error) {
-    notice.classList.add('problem');
-    notice.textContent = error instanceof Error ? error.message : String(error);
-  }
-}
+/** @typedef {import('./model.js').Counts} Counts */
 
 /**
  * One queue: paused or not and the buttons that change it, drain and retry of every dead job,
- * its charts, its lanes (each pausable), and one of its sets as a filtered job list.
+ * its charts, its lanes (each pausable), and one of its sets as a filtered job list. Its state
+ * comes from the overview; a queue the overview does not hold (past its first 100 by name) is
+ * read through the api's own routes at each overview instead, without charts. Pause stays
+ * disabled until the state is known.
  * @param {HTMLElement} root
  * @param {{ queue: string, set: import('./routes.js').JobSet, name: string, lane: string }} route
  * @param {Overview | undefined} initial
@@ -37,18 +31,22 @@ export function queueView(root, route, initial) {
   const base = `/queues/${seg(queue)}`;
   const notice = h('p', { class: 'notice', role: 'status' });
   const badge = h('span', { class: 'badge paused', hidden: true }, 'paused');
-  let paused = false;
+  /** @type {boolean | undefined} unknown until the overview or a read says */
+  let paused;
+  let acting = false;
 
-  const pause = h('button', { type: 'button', class: 'primary' }, 'Pause');
+  const pause = h('button', { type: 'button', class: 'primary', disabled: true }, 'Pause');
   pause.addEventListener('click', () => {
     const verb = paused ? 'resume' : 'pause';
+    acting = true;
     pause.disabled = true;
     void act(notice, async () => {
       const answer = await request(`${base}/${verb}`, { method: 'POST' });
       showPaused(answer.paused);
       return answer.paused ? `Paused ${queue}: workers claim nothing from it.` : `Resumed ${queue}.`;
     }).finally(() => {
-      pause.disabled = false;
+      acting = false;
+      pause.disabled = paused === undefined;
     });
   });
   const retryDead = confirmButton('Retry all dead', 'Click again to retry every dead job', () =>
@@ -73,32 +71,12 @@ export function queueView(root, route, initial) {
     paused = value;
     badge.hidden = !value;
     pause.textContent = value ? 'Resume' : 'Pause';
+    if (!acting) pause.disabled = false;
   };
 
   const tabs = h('nav', { class: 'tabs', 'aria-label': 'Job sets' });
   const charts = h('div', { class: 'queue-charts' });
-  const lanesBody = h('tbody');
-  const lanes = h(
-    'section',
-    { class: 'lanes', hidden: true },
-    h('h2', null, 'Lanes'),
-    h(
-      'table',
-      null,
-      h(
-        'thead',
-        null,
-        h(
-          'tr',
-          null,
-          ...['Lane', 'Pending', 'Active', ''].map((title) =>
-            h('th', { scope: 'col', class: title === 'Pending' || title === 'Active' ? 'num' : null }, title),
-          ),
-        ),
-      ),
-      lanesBody,
-    ),
-  );
+  const lanes = laneTable(queue, notice);
   const list = jobList(route);
 
   fill(
@@ -119,14 +97,14 @@ export function queueView(root, route, initial) {
       ),
       notice,
       charts,
-      lanes,
+      lanes.element,
       tabs,
       list.element,
     ),
   );
 
-  /** @param {QueueOverview | undefined} q */
-  const drawTabs = (q) => {
+  /** @param {Counts | undefined} counts */
+  const drawTabs = (counts) => {
     fill(
       tabs,
       ...SETS.map((name) =>
@@ -139,75 +117,71 @@ export function queueView(root, route, initial) {
             dataset: { set: name },
           },
           name,
-          q && name !== 'completed'
-            ? h('span', { class: 'tab-count', dataset: { count: name } }, count(q.counts[name]))
+          counts && name !== 'completed'
+            ? h('span', { class: 'tab-count', dataset: { count: name } }, count(counts[name]))
             : null,
         ),
       ),
     );
   };
 
-  /** @param {import('./model.js').LaneOverview} lane */
-  const laneRow = (lane) => {
-    const toggle = h('button', { type: 'button' }, lane.paused ? 'Resume lane' : 'Pause lane');
-    toggle.addEventListener('click', () => {
-      toggle.disabled = true;
-      const verb = lane.paused ? 'resume' : 'pause';
-      void act(notice, async () => {
-        const answer = await request(`${base}/lanes/${seg(lane.lane)}/${verb}`, { method: 'POST' });
-        lane.paused = answer.paused;
-        toggle.textContent = answer.paused ? 'Resume lane' : 'Pause lane';
-        row.classList.toggle('paused', answer.paused);
-        return `${answer.paused ? 'Paused' : 'Resumed'} lane ${lane.lane}.`;
-      }).finally(() => {
-        toggle.disabled = false;
-      });
-    });
-    const row = h(
-      'tr',
-      { dataset: { lane: lane.lane }, class: lane.paused ? 'paused' : null },
-      h(
-        'th',
-        { scope: 'row' },
-        lane.lane,
-        lane.paused ? h('span', { class: 'badge paused' }, 'paused') : null,
-        !lane.paused && lane.held
-          ? h('span', { class: 'badge', title: 'has work it may not start now' }, 'held')
-          : null,
-      ),
-      h('td', { class: 'num' }, count(lane.pending)),
-      h('td', { class: 'num' }, count(lane.active)),
-      h('td', null, toggle),
-    );
-    return row;
-  };
-
+  // The list reads again when what it shows may have moved: its set's depth, or for completed
+  // the completions; this also covers events the page never got.
   /** @type {string | undefined} */
   let lastSeen;
-  let drawn = { history: '', lanes: '' };
+  /** @param {string} mark */
+  const noteChange = (mark) => {
+    if (lastSeen !== undefined && mark !== lastSeen) list.changed();
+    lastSeen = mark;
+  };
+
+  let drawnHistory = '';
+  /**
+   * @param {QueueOverview} q
+   * @param {Overview} overview
+   */
+  const drawFromOverview = (q, overview) => {
+    drawTabs(q.counts);
+    showPaused(q.paused);
+    const mark = historyMark(q.history);
+    if (mark !== drawnHistory) fill(charts, ...queueCharts(q, overview));
+    drawnHistory = mark;
+    lanes.draw(q.lanes);
+    const last = q.history[q.history.length - 1];
+    noteChange(set === 'completed' ? `h${last?.at}:${last?.completed}` : `c${q.counts[set]}`);
+  };
+
+  const outside = queueStateReader(
+    queue,
+    (state) => {
+      drawTabs(state.counts);
+      showPaused(state.paused);
+      lanes.draw(state.lanes);
+      noteChange(set === 'completed' ? `m${state.completed}` : `c${state.counts[set]}`);
+    },
+    (error) => {
+      notice.classList.add('problem');
+      notice.textContent = `Could not read the queue: ${error instanceof Error ? error.message : String(error)}`;
+    },
+  );
+
   /** @param {Overview} overview */
   const draw = (overview) => {
     const q = overview.queues.find((candidate) => candidate.queue === queue);
-    drawTabs(q);
-    if (!q) {
-      fill(charts, h('p', { class: 'muted' }, 'This queue has no jobs, workers or settings yet.'));
-      return;
-    }
-    showPaused(q.paused);
-    // Redrawn only when they changed, so a button under the pointer stays the same element.
-    const history = JSON.stringify(q.history);
-    if (history !== drawn.history) fill(charts, ...queueCharts(q, overview));
-    const laneState = JSON.stringify(q.lanes);
-    if (laneState !== drawn.lanes) fill(lanesBody, ...q.lanes.map(laneRow));
-    drawn = { history, lanes: laneState };
-    lanes.hidden = q.lanes.length === 0;
-    // The list reads again when its set's depth moved (or anything completed), which also
-    // covers events this page never got.
-    const last = q.history[q.history.length - 1];
-    const completedAt = set === 'completed' && last && last.completed > 0 ? last.at : '';
-    const seen = JSON.stringify([q.counts, completedAt]);
-    if (lastSeen !== undefined && seen !== lastSeen) list.changed();
-    lastSeen = seen;
+    if (q) return drawFromOverview(q, overview);
+    drawnHistory = '';
+    const beyond = overview.queuesTotal > overview.queues.length;
+    fill(
+      charts,
+      h(
+        'p',
+        { class: 'muted outside' },
+        beyond
+          ? `This queue is not among the overview's first ${count(overview.queues.length)} of ${count(overview.queuesTotal)} queues (by name): its depths and lanes are read for this page alone, and it has no charts.`
+          : 'This queue has no jobs, workers or settings yet.',
+      ),
+    );
+    outside.ask();
   };
   drawTabs(undefined);
   if (initial) draw(initial);
@@ -215,9 +189,12 @@ export function queueView(root, route, initial) {
   return {
     overview: draw,
     job: (event) => {
-      if (event.queue === queue) list.changed();
+      if (event.queue === queue && touches(event.type, set)) list.changed();
     },
     resync: () => list.changed(),
-    dispose: () => list.dispose(),
+    dispose: () => {
+      list.dispose();
+      outside.dispose();
+    },
   };
 }
