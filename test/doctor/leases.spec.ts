@@ -1,50 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { QueueService } from '@app/echomq';
 import { DEFAULT_LEASE_GRACE_MS, diagnoseQueue } from '@app/echomq/doctor';
-import { claimJobs, queueKeys, reapExpired, type QueueKeys, type ScriptContext } from '@app/echomq/internal';
+import { claimJobs, reapExpired } from '@app/echomq/internal';
 import { MODULE_OPTION_RANGES } from '@app/echomq/module/validate-options';
 import { LEASE_CEILING_MS } from '@app/echomq/scripts/repair-leases';
-import { uniquePrefix } from '../cli/support/cli';
 import { openMonitor } from '../support/monitor';
-import { bootApp } from '../support/nest';
-import { connect, redisUrl, uniqueQueue } from '../support/redis';
-import { closeAll, serverNow } from '../worker/fixtures/support';
+import { redisUrl } from '../support/redis';
+import { serverNow } from '../worker/fixtures/support';
+import { doctorBench } from './support/doctor-bench';
 import { checkOnly, doctor, findingsOf, prefixedContext } from './support/doctor';
 
 describe('emq doctor on lease deadlines', () => {
-  const prefix = uniquePrefix();
-  let app: INestApplication;
-  let queues: QueueService;
-  let redis: Redis;
-  let queue: string;
-  let keys: QueueKeys;
-  let ctx: ScriptContext;
-
-  beforeAll(async () => {
-    app = await bootApp([], { keyPrefix: prefix, startProcessors: false, nodeId: 14 });
-    queues = app.get(QueueService);
-    redis = connect();
-  });
-
-  beforeEach(() => {
-    queue = uniqueQueue('lease');
-    keys = queueKeys(queue, prefix);
-    ctx = prefixedContext(redis, queue, prefix);
-  });
-
-  afterAll(async () => {
-    redis?.disconnect();
-    await closeAll([app]);
-  });
+  const bench = doctorBench('lease', 14);
 
   async function claimed(count: number, leaseMs = 600_000): Promise<string[]> {
-    const ids = await queues.enqueueMany(
-      queue,
+    const ids = await bench.queues.enqueueMany(
+      bench.queue,
       Array.from({ length: count }, (_, n) => ({ data: n })),
     );
-    const batch = await claimJobs(ctx, {
+    const batch = await claimJobs(bench.ctx, {
       count,
       leaseMs,
       claimantPrefix: `leases-spec-${randomBytes(4).toString('hex')}`,
@@ -55,10 +29,10 @@ describe('emq doctor on lease deadlines', () => {
 
   it('finds deadlines further ahead than any lease; the repair sets them to now, and the next reap returns the jobs', async () => {
     const [forever, micros, fine] = await claimed(3);
-    await redis.zadd(keys.active, 'XX', '+inf', forever);
-    await redis.zadd(keys.active, 'XX', (await serverNow(redis)) * 1_000, micros); // written in µs
+    await bench.redis.zadd(bench.keys.active, 'XX', '+inf', forever);
+    await bench.redis.zadd(bench.keys.active, 'XX', (await serverNow(bench.redis)) * 1_000, micros); // written in µs
 
-    const found = await checkOnly(redis, prefix, queue);
+    const found = await checkOnly(bench.redis, bench.prefix, bench.queue);
     expect(found.code).toBe(1);
     const [[kind, ids, details]] = findingsOf(found);
     expect(kind).toBe('lease-far-future');
@@ -68,23 +42,23 @@ describe('emq doctor on lease deadlines', () => {
     });
     expect(findingsOf(found)).toHaveLength(1);
 
-    const repaired = await doctor(prefix, queue, '--repair');
+    const repaired = await doctor(bench.prefix, bench.queue, '--repair');
     expect(repaired.code).toBe(0);
     expect(repaired.report.queues[0].findings).toEqual([
       expect.objectContaining({ kind: 'lease-far-future', count: 2, repaired: 2 }),
     ]);
-    const now = await serverNow(redis);
+    const now = await serverNow(bench.redis);
     for (const id of [forever, micros])
-      expect(Number(await redis.zscore(keys.active, id))).toBeLessThanOrEqual(now);
-    expect(findingsOf(await checkOnly(redis, prefix, queue))).toEqual([]);
+      expect(Number(await bench.redis.zscore(bench.keys.active, id))).toBeLessThanOrEqual(now);
+    expect(findingsOf(await checkOnly(bench.redis, bench.prefix, bench.queue))).toEqual([]);
     // Due now: the reaper's transition returns them; the third lease is untouched.
-    expect(await reapExpired(ctx, 10)).toMatchObject({ toPending: 2, toDead: 0 });
-    expect((await queues.getJob(queue, fine))?.state).toBe('active');
+    expect(await reapExpired(bench.ctx, 10)).toMatchObject({ toPending: 2, toDead: 0 });
+    expect((await bench.queues.getJob(bench.queue, fine))?.state).toBe('active');
   });
 
   it('takes the longest lease a claim accepts for a lease', async () => {
     await claimed(1, LEASE_CEILING_MS);
-    const found = await checkOnly(redis, prefix, queue);
+    const found = await checkOnly(bench.redis, bench.prefix, bench.queue);
     expect(findingsOf(found)).toEqual([]);
     expect(found.code).toBe(0);
   });
@@ -93,9 +67,9 @@ describe('emq doctor on lease deadlines', () => {
     expect(DEFAULT_LEASE_GRACE_MS).toBeGreaterThanOrEqual(2 * MODULE_OPTION_RANGES.reaperIntervalMs.max);
     const [id] = await claimed(1);
     // A deployment whose reaper ticks every 60 s sees leases this late between two ticks.
-    await redis.zadd(keys.active, 'XX', (await serverNow(redis)) - 65_000, id);
-    expect(await checkOnly(redis, prefix, queue)).toMatchObject({ code: 0 });
-    const strict = await checkOnly(redis, prefix, queue, '--grace', '30000');
+    await bench.redis.zadd(bench.keys.active, 'XX', (await serverNow(bench.redis)) - 65_000, id);
+    expect(await checkOnly(bench.redis, bench.prefix, bench.queue)).toMatchObject({ code: 0 });
+    const strict = await checkOnly(bench.redis, bench.prefix, bench.queue, '--grace', '30000');
     expect(findingsOf(strict)).toEqual([
       ['lease-expired', [id], [expect.stringMatching(/^expired \d+ ms ago$/)]],
     ]);
@@ -104,7 +78,7 @@ describe('emq doctor on lease deadlines', () => {
 
   it("reads the server's clock inside its one script: the doctor's connection sends no TIME and no write", async () => {
     const [id] = await claimed(1);
-    await redis.zadd(keys.active, 'XX', (await serverNow(redis)) - 600_000, id);
+    await bench.redis.zadd(bench.keys.active, 'XX', (await serverNow(bench.redis)) - 600_000, id);
     const own = new Redis(redisUrl());
     const monitor = await openMonitor();
     try {
@@ -116,7 +90,7 @@ describe('emq doctor on lease deadlines', () => {
       monitor.on('monitor', (_time: string, args: string[], source: string) => {
         if (source === address) sent.push(String(args[0]).toLowerCase());
       });
-      const diagnosis = await diagnoseQueue(prefixedContext(own, queue, prefix));
+      const diagnosis = await diagnoseQueue(prefixedContext(own, bench.queue, bench.prefix));
       expect(diagnosis.findings.map((finding) => finding.kind)).toEqual(['lease-expired']);
       await own.ping('doctor-spec-done'); // everything sent before it is seen once it is
       await waitForPing(sent);
