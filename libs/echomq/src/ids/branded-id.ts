@@ -1,5 +1,5 @@
 import { BASE62_WIDTH, decodeBase62, encodeBase62, encodeBase62Parts } from './base62';
-import { snowflakeParts, type SnowflakeParts, type SnowflakeSource } from './snowflake';
+import { PARTITION_TAGS, snowflakeParts, type SnowflakeParts, type SnowflakeSource } from './snowflake';
 
 /**
  * A branded id: a fixed brand (for jobs, `JOB`) followed by eleven Base62
@@ -38,10 +38,13 @@ export class BrandedId<Brand extends string = string> {
     return value === undefined ? undefined : snowflakeParts(value);
   }
 
-  /** Formats each Snowflake of `snowflakes`; errors it throws (a lost node lease) pass through. */
-  minter(snowflakes: SnowflakeSource): () => string {
-    return () => {
-      const { high, low } = snowflakes.nextParts();
+  /**
+   * Formats each Snowflake of `snowflakes`; errors it throws (a lost node lease) pass through.
+   * `tag`: the partition index the id carries (see PARTITION_TAG_BITS).
+   */
+  minter(snowflakes: SnowflakeSource): (tag?: number) => string {
+    return (tag) => {
+      const { high, low } = snowflakes.nextParts(tag);
       return this.brand + encodeBase62Parts(high, low);
     };
   }
@@ -59,4 +62,15 @@ export function isJobId(candidate: unknown): candidate is JobId {
 /** Byte-wise comparison; for two valid ids of one brand this is mint order. */
 export function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The partition index a job id carries (its Snowflake's low PARTITION_TAG_BITS bits), or
+ * undefined for an invalid id. Meaningful for ids minted for a partitioned queue; any other
+ * id has some value there too, which is why a lookup that misses tries the unpartitioned
+ * queue as well (docs/partitions.md).
+ */
+export function partitionTagOf(id: string): number | undefined {
+  const parts = JOB_IDS.parts(id);
+  return parts === undefined ? undefined : parts.sequence % PARTITION_TAGS;
 }

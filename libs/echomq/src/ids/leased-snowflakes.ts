@@ -54,14 +54,14 @@ export class LeasedSnowflakes implements SnowflakeSource {
   }
 
   /** @throws NodeLeaseLostError when the lease does not allow minting now (nothing is minted). */
-  nextParts(): { high: number; low: number } {
+  nextParts(tag?: number): { high: number; low: number } {
     const window = this.window();
     if (window === undefined) throw new NodeLeaseLostError('not-held', undefined);
     // One reading of the clock decides both the checks and the id's time, so they agree.
     this.now = this.monotonic();
     const blocker = this.blockerIn(window, this.now);
     if (blocker !== undefined) throw new NodeLeaseLostError(blocker, window.node);
-    return this.minterFor(window).nextParts();
+    return this.minterFor(window).nextParts(tag);
   }
 
   private blockerIn(window: MintWindow, now: number): NodeLeaseBlocker | undefined {

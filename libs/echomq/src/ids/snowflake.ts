@@ -23,8 +23,19 @@ export type Clock = () => number;
 
 /** What BrandedId.minter formats: the next Snowflake as two 32-bit halves. */
 export interface SnowflakeSource {
-  nextParts(): { high: number; low: number };
+  /** `tag` (see PARTITION_TAG_BITS): the low bits of the sequence the next Snowflake must carry. */
+  nextParts(tag?: number): { high: number; low: number };
 }
+
+/**
+ * A partitioned queue's jobs carry their partition's index in the low 4 bits of the
+ * sequence (docs/partitions.md), so a lookup by id reads its partition off the id instead of
+ * asking every partition. 4 bits: at most 16 partitions, and still 256 ids per millisecond
+ * per process for any one partition (4,096 across 16).
+ */
+export const PARTITION_TAG_BITS = 4;
+export const PARTITION_TAGS = 1 << PARTITION_TAG_BITS;
+const TAG_MASK = PARTITION_TAGS - 1;
 
 /**
  * Mints strictly increasing Snowflakes for one node.
@@ -52,8 +63,8 @@ export class SnowflakeMinter implements SnowflakeSource {
     return this.lastMs + SNOWFLAKE_EPOCH_MS;
   }
 
-  next(): bigint {
-    this.advance();
+  next(tag?: number): bigint {
+    this.advance(tag);
     return (
       (BigInt(this.lastMs) << TIMESTAMP_SHIFT) |
       (BigInt(this.node) << BigInt(SEQUENCE_BITS)) |
@@ -66,26 +77,41 @@ export class SnowflakeMinter implements SnowflakeSource {
    * of minting): value = ms * 2^22 + node * 2^12 + sequence, so the high half is
    * floor(ms / 2^10) and the low half is (ms mod 2^10) * 2^22 + node * 2^12 + sequence.
    */
-  nextParts(): { high: number; low: number } {
-    this.advance();
+  nextParts(tag?: number): { high: number; low: number } {
+    this.advance(tag);
     // value = ms * 2^22 + node * 2^12 + sequence; 2^22 * ms splits at bit 32 as below.
     const high = Math.floor(this.lastMs / 1024);
     const low = (this.lastMs % 1024) * 4194304 + this.node * 4096 + this.sequence;
     return { high, low };
   }
 
-  private advance(): void {
+  /**
+   * With a tag, the next sequence is the smallest one above the last whose low bits are the
+   * tag: ids stay strictly increasing, and a run of one partition's ids uses every 16th value.
+   */
+  private advance(tag?: number): void {
+    if (tag !== undefined && !(Number.isInteger(tag) && tag >= 0 && tag <= TAG_MASK)) {
+      throw new RangeError(`Snowflake partition tag must be an integer in 0..${TAG_MASK}, got ${tag}`);
+    }
+    const first = tag ?? 0;
     const nowMs = Math.max(Math.floor(this.clock()) - SNOWFLAKE_EPOCH_MS, 0);
     if (nowMs > this.lastMs) {
       this.lastMs = nowMs;
-      this.sequence = 0;
-    } else if (this.sequence < MAX_SEQUENCE) {
-      this.sequence += 1;
+      this.sequence = first;
+      return;
+    }
+    let next = this.sequence + 1;
+    if (tag !== undefined) {
+      next = (this.sequence & ~TAG_MASK) + tag;
+      if (next <= this.sequence) next += PARTITION_TAGS;
+    }
+    if (next <= MAX_SEQUENCE) {
+      this.sequence = next;
     } else {
       // Sequence exhausted within one millisecond (or the clock went back):
       // advance the logical clock instead of waiting or repeating a value.
       this.lastMs += 1;
-      this.sequence = 0;
+      this.sequence = first;
     }
   }
 }

@@ -2,7 +2,7 @@ import { InvalidArgumentError, InvalidJobIdError } from '../errors';
 import { isJobId, type JobId } from '../ids';
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from './key-prefix';
 import { assertLaneName, assertPriority, DEFAULT_LANE, DEFAULT_PRIORITY } from './lane-name';
-import { assertQueueName } from './queue-name';
+import { assertPhysicalQueueName } from './partition-name';
 
 /**
  * The only place keys are composed. `<p>` is the module's keyPrefix (default `emq`):
@@ -47,12 +47,17 @@ import { assertQueueName } from './queue-name';
  *                                                  run them (stream, capped)
  *   <p>:{q}:reply:<request id>                     a write call's recorded reply (replay window)
  *   <p>:{q}:fence                                  never exists (see QueueKeys.fence)
- *   <p>:queues                                     registry of queue names (outside any queue's slot)
+ *   <p>:queues                                     registry of queue names, partitions by their
+ *                                                  own names `q#k` (outside any queue's slot)
+ *   <p>:partitions                                 queue -> its partition count, and `q#max` -> the
+ *                                                  most it ever had (hash, outside any queue's slot)
  *   <p>:node:<n>                                   Snowflake node-number leases
  *
  * `{q}` is a cluster hashtag: every key of one queue hashes to one slot, so one
  * Lua script can move a job between sets atomically, even on Redis Cluster. Every
  * key starts with `<p>:`, so one ACL pattern `~<p>:*` covers an application's keys.
+ * A partitioned queue's partitions are queues of their own here: `{q#0}`, `{q#1}`, ...
+ * (keyspace/partition-name.ts), each on its own slot.
  */
 
 export const STATE_SETS = ['pending', 'active', 'schedule', 'dead'] as const;
@@ -109,7 +114,7 @@ export class QueueKeys {
     readonly queue: string,
     readonly prefix: string = DEFAULT_KEY_PREFIX,
   ) {
-    assertQueueName(queue);
+    assertPhysicalQueueName(queue);
     assertKeyPrefix(prefix);
     this.base = `${prefix}:{${queue}}:`;
     this.pending = `${this.base}pending`;
@@ -245,6 +250,11 @@ export function queueKeys(queue: string, prefix: string = DEFAULT_KEY_PREFIX): Q
 /** The registry of known queue names under a prefix, read by reapers and tools. */
 export function queueRegistryKey(prefix: string = DEFAULT_KEY_PREFIX): string {
   return `${assertKeyPrefix(prefix)}:queues`;
+}
+
+/** Partition counts of partitioned queues (see queue/partitions/partition-directory.ts). */
+export function partitionRegistryKey(prefix: string = DEFAULT_KEY_PREFIX): string {
+  return `${assertKeyPrefix(prefix)}:partitions`;
 }
 
 /** The registry under the default prefix (tests and tools that use the default). */

@@ -8,8 +8,9 @@ export interface JobIdMinter {
    * @throws NodeLeaseLostError (code NODE_LEASE_LOST) while this process cannot prove it holds
    * its leased node number: nothing is minted, and ready() says when minting works again.
    * With a configured nodeId it never throws (the number's uniqueness is the operator's job).
+   * `partition`: the index the id carries for a partitioned queue (ids/snowflake.ts, PARTITION_TAG_BITS).
    */
-  mint(): string;
+  mint(partition?: number): string;
   /** Resolves once mint() can succeed; rejects with NodeLeaseLostError after timeoutMs. */
   ready(timeoutMs: number): Promise<void>;
   /** The node number ids are minted on now; undefined while no lease is held. */

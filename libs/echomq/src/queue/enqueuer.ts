@@ -14,7 +14,7 @@ import { isKeyed, keyedRuleOf, type EnqueueResult } from './dedupe-options';
 import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
 import { buildJobRecord, checkEnqueueItem, type JobToEnqueue } from './enqueue-options';
 import type { QueueDefinitions } from './queue-definitions';
-import { DEFAULT_LANE } from '../keyspace';
+import { DEFAULT_LANE, logicalQueueOf } from '../keyspace';
 import type { NewJobRecord } from '../scripts';
 import { producerTracing, type ProducerTracing, type StampTrace } from '../tracing/producer-tracing';
 
@@ -52,19 +52,55 @@ export class Enqueuer {
    * jobs and ENQUEUE_CALL_MAX_BYTES of payload: one script call blocks Redis while it runs, so
    * a larger batch is refused before anything is sent.
    */
-  async enqueueMany<T>(ctx: DurableScriptContext, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
+  async enqueueMany<T>(
+    ctx: DurableScriptContext,
+    jobs: readonly JobToEnqueue<T>[],
+    tag?: number,
+  ): Promise<JobId[]> {
+    checkBatch(jobs);
+    const [ids] = await this.enqueueSpread(jobs, [{ ctx, tag, items: jobs.map((_, index) => index) }]);
+    return ids;
+  }
+
+  /**
+   * One batch spread over several queues (a partitioned queue's partitions): `groups` say which
+   * items go where and the partition tag their ids carry. Every item is checked and every
+   * record built before anything is sent, so bad input writes nothing anywhere; then each
+   * group is one all-or-nothing script call, sent concurrently. Ids come back per group, in
+   * the order of its items.
+   */
+  async enqueueSpread<T>(
+    jobs: readonly JobToEnqueue<T>[],
+    groups: readonly EnqueueGroup[],
+  ): Promise<JobId[][]> {
+    checkBatch(jobs);
+    const prepared = [];
+    for (const group of groups) {
+      const items = group.items.map((index) => jobs[index]);
+      const names = group.items.map((index) => (jobs.length > 1 ? `jobs[${index}]` : ''));
+      prepared.push({ group, records: await this.prepare(group.ctx, items, names, group.tag) });
+    }
+    return Promise.all(
+      prepared.map(async ({ group, records }) => {
+        const outcomes = await this.publish(group.ctx, records);
+        return outcomes.map((outcome) => outcome.id as JobId);
+      }),
+    );
+  }
+
+  private async publish(
+    ctx: DurableScriptContext,
+    records: readonly NewJobRecord[],
+  ): Promise<EnqueueOutcome[]> {
     const tracing = this.tracing;
-    // (an empty call, or one refused for not being an array, is no publish)
-    const outcomes =
-      tracing && jobs instanceof Array && jobs.length > 0
-        ? await tracing.publish(
-            ctx.keys.queue,
-            jobs.length,
-            (stamp) => this.enqueueOutcomes(ctx, jobs, stamp),
-            (done) => done.map((outcome) => ({ id: outcome.id, outcome: outcomeOf(outcome) })),
-          )
-        : await this.enqueueOutcomes(ctx, jobs);
-    return outcomes.map((outcome) => outcome.id as JobId);
+    // (an empty call is no publish)
+    if (!tracing || records.length === 0) return this.send(ctx, records);
+    return tracing.publish(
+      ctx.keys.queue,
+      records.length,
+      (stamp) => this.send(ctx, records, stamp),
+      (done) => done.map((outcome) => ({ id: outcome.id, outcome: outcomeOf(outcome) })),
+    );
   }
 
   /**
@@ -76,13 +112,14 @@ export class Enqueuer {
     ctx: DurableScriptContext,
     job: JobToEnqueue<T>,
     repeat: RepeatOptions,
+    tag?: number,
   ): Promise<EnqueueResult> {
     const tracing = this.tracing;
-    if (!tracing) return this.submitOne(ctx, job, repeat);
+    if (!tracing) return this.submitOne(ctx, job, repeat, tag);
     return tracing.publish(
       ctx.keys.queue,
       1,
-      (stamp) => this.submitOne(ctx, job, repeat, stamp),
+      (stamp) => this.submitOne(ctx, job, repeat, tag, stamp),
       (result) => [result],
     );
   }
@@ -91,20 +128,23 @@ export class Enqueuer {
     ctx: DurableScriptContext,
     job: JobToEnqueue<T>,
     repeat: RepeatOptions,
+    tag: number | undefined,
     stamp?: StampTrace,
   ): Promise<EnqueueResult> {
     if (!isKeyed(job)) {
-      const [outcome] = await this.enqueueOutcomes(ctx, [job], stamp);
+      checkBatch([job]);
+      const records = await this.prepare(ctx, [job], [''], tag);
+      const [outcome] = await this.send(ctx, records, stamp);
       return { id: outcome.id as JobId, outcome: outcomeOf(outcome) };
     }
     const rule = keyedRuleOf(job);
     if (!rule) throw new InvalidArgumentError('A keyed job has a debounce or a throttle');
-    const queue = ctx.keys.queue;
+    const queue = logicalQueueOf(ctx.keys.queue);
     const schema = this.definitions.get(queue)?.schemas.data;
     if (schema) await checkJobData(queue, schema, [job]);
-    const [id] = await this.mintIds(1);
+    const [id] = await this.mintIds(1, tag);
     const built = buildJobRecord(id, job, this.settings.maxPayloadBytes);
-    await this.registerIfDue(queue);
+    await this.registerIfDue(ctx.keys.queue);
     const record = traced(built, stamp);
     const requestId = newRequestId();
     const write = (): Promise<KeyedEnqueueResult> =>
@@ -125,42 +165,40 @@ export class Enqueuer {
     });
   }
 
-  private async enqueueOutcomes<T>(
+  /**
+   * Checks a group's items (the queue's data schema, every option), mints their ids (carrying
+   * `tag`) and builds their records; nothing is sent but the queue's registration when due.
+   * `names` name each item in a refusal (jobs[3].lane ...), as the schema check does.
+   */
+  private async prepare<T>(
     ctx: DurableScriptContext,
     jobs: readonly JobToEnqueue<T>[],
-    stamp?: StampTrace,
-  ): Promise<EnqueueOutcome[]> {
-    const queue = ctx.keys.queue;
-    if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
-      throw new InvalidArgumentError(
-        `enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs (one script call moves at most that many, ` +
-          'so Redis is never blocked for more than a few milliseconds); split larger batches',
-      );
-    }
+    names: readonly string[],
+    tag: number | undefined,
+  ): Promise<NewJobRecord[]> {
     if (jobs.length === 0) return [];
-    // Before isKeyed or a schema reads a field of an item that may not be an object.
-    jobs.forEach((job, index) => checkEnqueueItem(job, `jobs[${index}]`));
-    const keyed = jobs.findIndex(isKeyed);
-    if (keyed >= 0) {
-      throw new InvalidArgumentError(
-        `${jobs.length > 1 ? `jobs[${keyed}]: ` : ''}a job with debounce or throttle is enqueued one at a ` +
-          'time (enqueue or submit), not in enqueueMany: each is one script call that may replace or ' +
-          'match an existing job',
-      );
-    }
+    const queue = logicalQueueOf(ctx.keys.queue);
     const schema = this.definitions.get(queue)?.schemas.data;
     if (schema) await checkJobData(queue, schema, jobs);
     // Only the job's own maxAttempts goes on its row: this process's configuration does not
     // decide the budget of jobs that other processes serve.
-    const ids = await this.mintIds(jobs.length);
-    // Of several jobs, a refusal names the one to fix (jobs[3].lane ...), as the schema check does.
-    const at = (index: number): string => (jobs.length > 1 ? `jobs[${index}]` : '');
+    const ids = await this.mintIds(jobs.length, tag);
     const records = jobs.map((job, index) =>
-      buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, at(index)),
+      buildJobRecord(ids[index], job, this.settings.maxPayloadBytes, names[index]),
     );
     const bytes = payloadBytes(records);
     if (bytes > ENQUEUE_CALL_MAX_BYTES) throw new PayloadTooLargeError(bytes, ENQUEUE_CALL_MAX_BYTES);
-    await this.registerIfDue(queue);
+    return records;
+  }
+
+  /** Registers the queue when due and hands the records to its batcher (one merged script call). */
+  private async send(
+    ctx: DurableScriptContext,
+    records: readonly NewJobRecord[],
+    stamp?: StampTrace,
+  ): Promise<EnqueueOutcome[]> {
+    if (records.length === 0) return [];
+    await this.registerIfDue(ctx.keys.queue);
     // Stamped once every check passed and just before the write: a refused call starts no span
     // per job (a create span must name a job that may exist).
     return this.batcher(ctx).submit(records.map((record) => traced(record, stamp)));
@@ -170,8 +208,8 @@ export class Enqueuer {
    * Ids are minted only on a node number this process holds (docs/model.md, "Why ids are
    * unique"); while its lease is being confirmed or taken back, enqueue waits, boundedly.
    */
-  async mintIds(count: number): Promise<JobId[]> {
-    const mint = (): JobId[] => Array.from({ length: count }, () => this.minter.mint() as JobId);
+  async mintIds(count: number, tag?: number): Promise<JobId[]> {
+    const mint = (): JobId[] => Array.from({ length: count }, () => this.minter.mint(tag) as JobId);
     try {
       return mint();
     } catch (error) {
@@ -189,6 +227,37 @@ export class Enqueuer {
       this.batchers.set(ctx.keys.queue, batcher);
     }
     return batcher;
+  }
+}
+
+/** Where some items of a batch go: the queue's context and the partition tag their ids carry. */
+export interface EnqueueGroup {
+  readonly ctx: DurableScriptContext;
+  readonly tag?: number;
+  /** Indices into the batch, in the order their ids come back. */
+  readonly items: readonly number[];
+}
+
+/**
+ * What a batch must be before any item is looked at: an array of at most ENQUEUE_MANY_MAX
+ * objects, none of them keyed (those go one at a time, through submit).
+ */
+function checkBatch<T>(jobs: readonly JobToEnqueue<T>[]): void {
+  if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
+    throw new InvalidArgumentError(
+      `enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs (one script call moves at most that many, ` +
+        'so Redis is never blocked for more than a few milliseconds); split larger batches',
+    );
+  }
+  // Before isKeyed or a schema reads a field of an item that may not be an object.
+  jobs.forEach((job, index) => checkEnqueueItem(job, `jobs[${index}]`));
+  const keyed = jobs.findIndex(isKeyed);
+  if (keyed >= 0) {
+    throw new InvalidArgumentError(
+      `${jobs.length > 1 ? `jobs[${keyed}]: ` : ''}a job with debounce or throttle is enqueued one at a ` +
+        'time (enqueue or submit), not in enqueueMany: each is one script call that may replace or ' +
+        'match an existing job',
+    );
   }
 }
 

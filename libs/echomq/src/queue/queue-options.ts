@@ -12,6 +12,7 @@ import {
 import { DEAD_RETENTION_DEFAULTS, DEAD_RETENTION_RANGES } from '../scripts/dead-retention';
 import type { RateLimit } from '../scripts/set-limits';
 import { FLOW_LIMIT_CHECKS, type FlowLimitKey } from './flow-limits';
+import { MAX_PARTITIONS } from '../keyspace/partition-name';
 
 const SECOND_MS = 1_000;
 const HOUR_MS = 3_600_000;
@@ -88,6 +89,12 @@ export interface QueueOptions {
   readonly laneConcurrency?: number | null;
   /** Shared, kept in Redis: each lane at most `max` claims in any `windowMs`-long span (ranges of rateLimit). */
   readonly laneRateLimit?: RateLimit | null;
+  /**
+   * Spread the queue over this many physical queues `name#0 … name#N-1`, each on its own cluster
+   * slot: an integer from 1 to 16. Recorded in Redis on first use, so producers that do not
+   * declare it (an api, the CLI) spread the same way. Default: as recorded, else 1 (docs/partitions.md).
+   */
+  readonly partitions?: number;
 }
 
 /**
@@ -95,8 +102,8 @@ export interface QueueOptions {
  * only when some layer configures them (they have no default: absent means "not configured
  * here", and the limits in Redis apply; see configuredLimits).
  */
-export type ResolvedQueueOptions = Required<Omit<QueueOptions, FlowLimitKey>> &
-  Pick<QueueOptions, FlowLimitKey>;
+export type ResolvedQueueOptions = Required<Omit<QueueOptions, FlowLimitKey | 'partitions'>> &
+  Pick<QueueOptions, FlowLimitKey | 'partitions'>;
 
 export const QUEUE_DEFAULTS: ResolvedQueueOptions = {
   maxAttempts: 3,
@@ -121,6 +128,7 @@ export const QUEUE_OPTION_RANGES = {
   timeoutMs: { min: 1, max: 7 * DAY_MS },
   deadMaxJobs: DEAD_RETENTION_RANGES.deadMaxJobs,
   deadMaxAgeMs: DEAD_RETENTION_RANGES.deadMaxAgeMs,
+  partitions: { min: 1, max: MAX_PARTITIONS },
 } as const;
 
 /** Later layers win: built-in defaults < module defaults < per-queue configuration < decorator. */
@@ -149,6 +157,7 @@ const QUEUE_OPTION_CHECKS: { readonly [K in keyof QueueOptions]-?: OptionCheck }
   deadMaxAgeMs: (value, option) => {
     if (value !== null) checkInteger(value, option, QUEUE_OPTION_RANGES.deadMaxAgeMs);
   },
+  partitions: (value, option) => checkInteger(value, option, QUEUE_OPTION_RANGES.partitions),
   ...FLOW_LIMIT_CHECKS,
 };
 

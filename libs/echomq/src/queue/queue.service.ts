@@ -1,7 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { InvalidArgumentError } from '../errors';
 import type { JobId } from '../ids';
-import { assertJobId, queueKeys, queueRegistryKey, type StateSet } from '../keyspace';
+import {
+  assertJobId,
+  logicalQueueOf,
+  parsePhysicalQueue,
+  queueKeys,
+  queueRegistryKey,
+  type StateSet,
+} from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
 import { replicaWaitFor, type DurableScriptContext } from '../durability/durable-context';
@@ -18,8 +25,9 @@ import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
 import type { QueueEventListener } from '../events/queue-event';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
 import { configuredLimits } from './flow-limits';
+import type { FlowLimits } from '../scripts/set-limits';
 import { queuesWithConfiguredLimits, registerAtBoot } from './limits-at-boot';
-import { browseIds, countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
+import { countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
 
 import { ENQUEUE_MANY_MAX } from '../scripts/limits';
 import { newRequestId } from '../scripts/request-id';
@@ -30,6 +38,13 @@ import { QueueRegistration } from './queue-registration';
 import { QueueHandle } from './queue-handle';
 import { ScheduleSurface } from './surfaces/schedule-surface';
 import { monotonicMs } from '../monotonic';
+import { PartitionDirectory } from './partitions/partition-directory';
+import { candidatesForId, type PartitionLayout } from './partitions/partition-layout';
+import { partitionLimits } from './partitions/partition-limits';
+import { sumFields } from './partitions/partition-merge';
+import { browseAcross } from './partitions/partitioned-reads';
+import { RoundRobin } from './partitions/partition-routing';
+import { planEnqueue, targetFor } from './partitions/enqueue-plan';
 
 export { ENQUEUE_MANY_MAX };
 
@@ -51,6 +66,10 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
   private readonly enqueuer: Enqueuer;
   /** Typed definitions this application declared (forFeature, @Processor, queue()): their data schemas apply at enqueue. */
   protected readonly definitions = new QueueDefinitions();
+  /** Each queue's partitions: declared here, or as the registry records them (docs/partitions.md). */
+  private readonly partitions: PartitionDirectory;
+  /** Unpinned jobs of partitioned queues take the partitions in turn. */
+  private readonly turns = new RoundRobin();
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
@@ -60,8 +79,13 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     super();
     this.settings = resolveModuleSettings(options);
     this.durability = replicaWaitFor(connections, options.durable);
-    this.registration = new QueueRegistration(connections, this.settings.keyPrefix, (queue) =>
-      configuredLimits(this.options.defaults, this.options.queues?.[queue], this.processorOptions.get(queue)),
+    this.partitions = new PartitionDirectory(
+      () => connections.client,
+      this.settings.keyPrefix,
+      (queue) => this.queueOptions(queue).partitions,
+    );
+    this.registration = new QueueRegistration(connections, this.settings.keyPrefix, (physical) =>
+      this.configuredLimitsOf(physical),
     );
     this.readers = new QueueEventReaders(connections, READER_IDLE_MS, this.settings.keyPrefix);
     this.enqueuer = new Enqueuer(this.settings, minter, this.definitions, (queue) =>
@@ -75,12 +99,39 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    * @Processor's options; `overrides` win. A job's own enqueue options win over all of them.
    */
   queueOptions(queue: string, overrides?: QueueOptions): ResolvedQueueOptions {
+    // A partition is served with its queue's settings.
+    const logical = logicalQueueOf(queue);
     return resolveQueueOptions(
       this.options.defaults,
-      this.options.queues?.[queue],
-      this.processorOptions.get(queue),
+      this.options.queues?.[logical],
+      this.processorOptions.get(logical),
       overrides,
     );
+  }
+
+  /**
+   * Where the queue's jobs live: its partitions when it is partitioned (declared here, or as
+   * the partitions registry records it), else the queue itself. Checks the name before
+   * anything is sent; a partition's own name (`emails#2`) addresses that partition alone.
+   */
+  async partitionLayout(queue: string): Promise<PartitionLayout> {
+    return this.partitions.layout(queue);
+  }
+
+  /**
+   * The shared limits this process configures for one physical queue: its queue's, split over
+   * the partitions when it is partitioned (see partitionLimits).
+   */
+  private configuredLimitsOf(physical: string): Partial<FlowLimits> {
+    const logical = logicalQueueOf(physical);
+    const limits = configuredLimits(
+      this.options.defaults,
+      this.options.queues?.[logical],
+      this.processorOptions.get(logical),
+    );
+    const count = this.partitions.knownCount(logical);
+    if (count <= 1) return limits;
+    return partitionLimits(limits, parsePhysicalQueue(physical)?.partition ?? count, count);
   }
 
   /**
@@ -91,7 +142,7 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    * claims it, in whichever process (docs/options.md, "Which settings a job runs with").
    */
   useProcessorOptions(queue: string, options: QueueOptions): void {
-    this.processorOptions.set(queue, options);
+    this.processorOptions.set(logicalQueueOf(queue), options);
     // Its shared limits are written when the queue is next registered, even if a producer
     // of this process registered it already.
     this.registration.forget(queue);
@@ -179,7 +230,13 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    */
   async submit<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     checkEnqueueOptions(options);
-    return this.enqueuer.submit(this.context(queue), { ...options, data }, this.repeatOnce());
+    const target = targetFor(await this.partitionLayout(queue), options, this.turns);
+    return this.enqueuer.submit(
+      this.context(target.queue),
+      { ...options, data },
+      this.repeatOnce(),
+      target.tag,
+    );
   }
 
   /**
@@ -188,20 +245,37 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    * blocks Redis while it runs, so a larger batch is refused before anything is sent.
    */
   async enqueueMany<T>(queue: string, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
-    return this.enqueuer.enqueueMany(this.context(queue), jobs);
+    const layout = await this.partitionLayout(queue);
+    if (layout.count <= 1 || !(jobs instanceof Array)) {
+      const target = targetFor(layout, undefined, this.turns);
+      return this.enqueuer.enqueueMany(this.context(target.queue), jobs, target.tag);
+    }
+    // Partitioned: each partition's jobs are one all-or-nothing call; every job is checked first.
+    const plan = planEnqueue(layout, jobs, this.turns);
+    const groups = plan.map(({ target, items }) => ({
+      ctx: this.context(target.queue),
+      tag: target.tag,
+      items,
+    }));
+    const ids = await this.enqueuer.enqueueSpread(jobs, groups);
+    const ordered = new Array<JobId>(jobs.length);
+    plan.forEach(({ items }, group) => items.forEach((item, at) => (ordered[item] = ids[group][at])));
+    return ordered;
   }
 
   /** The job and its state, or undefined when no such job exists (or it finished and was not retained). */
   async getJob<T = unknown>(queue: string, id: string): Promise<JobView<T> | undefined> {
-    const ctx = this.context(queue);
     const jobId = assertJobId(id);
-    return toJobView<T>(queue, jobId, await readJobView(ctx, jobId));
+    for (const physical of candidatesForId(await this.partitionLayout(queue), jobId)) {
+      const view = toJobView<T>(queue, jobId, await readJobView(this.context(physical), jobId));
+      if (view) return view;
+    }
+    return undefined;
   }
 
   /** Ids in one state: pending and dead newest first, active and schedule soonest first. */
   async browse(queue: string, state: StateSet, options?: BrowseOptions): Promise<JobId[]> {
-    const ctx = this.context(queue);
-    return browseIds(ctx, state, options);
+    return browseAcross(await this.contextsOf(queue), state, options);
   }
 
   /** Like browse, with each job's view; read in one pipelined round trip. Jobs that finished meanwhile are left out. */
@@ -210,39 +284,52 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     state: StateSet,
     options?: BrowseOptions,
   ): Promise<JobView<T>[]> {
-    const ids = await this.browse(queue, state, options);
+    const layout = await this.partitionLayout(queue);
+    const ids = await browseAcross(this.contextsIn(layout), state, options);
     if (ids.length === 0) return [];
-    const ctx = this.context(queue);
-    const raws = await readJobViews(ctx, ids);
-    const views: JobView<T>[] = [];
-    raws.forEach((raw, index) => {
-      const view = toJobView<T>(queue, ids[index], raw);
-      if (view) views.push(view);
-    });
-    return views;
+    if (!layout.partitioned) {
+      const raws = await readJobViews(this.context(layout.queue), ids);
+      return raws.flatMap((raw, index) => toJobView<T>(queue, ids[index], raw) ?? []);
+    }
+    // Each id read where it names its partition (one pipelined read per partition).
+    const views = await Promise.all(ids.map((id) => this.getJob<T>(queue, id)));
+    return views.filter((view): view is JobView<T> => view !== undefined);
   }
 
+  /** The four depths; of a partitioned queue, summed over its partitions. */
   async counts(queue: string): Promise<QueueCounts> {
-    const ctx = this.context(queue);
-    return countStates(ctx);
+    const counts = await Promise.all((await this.contextsOf(queue)).map((ctx) => countStates(ctx)));
+    return counts.length === 1 ? counts[0] : sumFields(counts);
   }
 
+  /** Transition counters; of a partitioned queue, summed over its partitions. */
   async metrics(queue: string): Promise<Record<string, number>> {
-    const ctx = this.context(queue);
-    return readMetrics(ctx.redis, ctx.keys);
+    const read = await Promise.all(
+      (await this.contextsOf(queue)).map((ctx) => readMetrics(ctx.redis, ctx.keys)),
+    );
+    return read.length === 1 ? read[0] : sumFields(read);
   }
 
-  /** Names of every queue that was ever enqueued to or served. */
+  /** Names of every queue that was ever enqueued to or served (a partitioned queue once, by its own name). */
   async listQueues(): Promise<string[]> {
+    return [...new Set((await this.listPhysicalQueues()).map(logicalQueueOf))].sort();
+  }
+
+  /**
+   * @internal For the reaper, metrics and tools; no stability promise.
+   * Every physical queue in the registry: unpartitioned queues and each partition (`emails#0`).
+   */
+  async listPhysicalQueues(): Promise<string[]> {
     return (await this.connections.client.smembers(queueRegistryKey(this.settings.keyPrefix))).sort();
   }
 
   /** dead -> pending with a fresh retry budget. Throws JobNotFoundError / JobStateError. */
   async retry(queue: string, id: string): Promise<void> {
-    const ctx = this.context(queue);
     const jobId = assertJobId(id);
-    const requestId = newRequestId();
-    await repeatUntilKnown(() => retryDead(ctx, jobId, requestId), this.repeatOnce());
+    await this.onJob(queue, jobId, (ctx) => {
+      const requestId = newRequestId();
+      return repeatUntilKnown(() => retryDead(ctx, jobId, requestId), this.repeatOnce());
+    });
   }
 
   /**
@@ -251,10 +338,11 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    * changes nothing (STALE).
    */
   async remove(queue: string, id: string): Promise<RemovedFrom> {
-    const ctx = this.context(queue);
     const jobId = assertJobId(id);
-    const requestId = newRequestId();
-    return repeatUntilKnown(() => removeJob(ctx, jobId, requestId), this.repeatOnce());
+    return this.onJob(queue, jobId, (ctx) => {
+      const requestId = newRequestId();
+      return repeatUntilKnown(() => removeJob(ctx, jobId, requestId), this.repeatOnce());
+    });
   }
 
   /**
@@ -266,8 +354,8 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     return { untilMs: monotonicMs() + this.settings.commandTimeoutMs * 2, retryUnavailable: false };
   }
 
-  protected mintIds(count: number): Promise<JobId[]> {
-    return this.enqueuer.mintIds(count);
+  protected mintIds(count: number, tag?: number): Promise<JobId[]> {
+    return this.enqueuer.mintIds(count, tag);
   }
 
   protected async registerIfDue(queue: string): Promise<void> {
@@ -276,6 +364,7 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
 
   protected forgetRegistration(queue: string): void {
     this.registration.forget(queue);
+    this.partitions.forget(logicalQueueOf(queue));
   }
 
   protected yieldLimits(queue: string): Promise<void> {
@@ -293,7 +382,13 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
       throw new InvalidArgumentError('timeoutMs must be an integer from 0 to 2147483647');
     }
-    return (await this.readers.waitFor(queue, jobId, timeoutMs, () => this.getJob(queue, jobId))) as R;
+    // The wait follows the stream of the partition the job is in (the one its id names, unless
+    // it is a job from before the queue was partitioned).
+    const candidates = candidatesForId(await this.partitionLayout(queue), jobId);
+    let physical = candidates[0];
+    if (candidates.length > 1 && !(await readJobView(this.context(physical), jobId)))
+      physical = candidates[1];
+    return (await this.readers.waitFor(physical, jobId, timeoutMs, () => this.getJob(queue, jobId))) as R;
   }
 
   /**
@@ -303,6 +398,10 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    * throws or rejects is logged; it never stops other listeners or waits.
    */
   async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
-    return this.readers.subscribe(queue, listener);
+    const { physical } = await this.partitionLayout(queue);
+    if (physical.length === 1) return this.readers.subscribe(physical[0], listener);
+    // One reader per partition, each in its own stream order (events of two partitions interleave).
+    const stops = await Promise.all(physical.map((name) => this.readers.subscribe(name, listener)));
+    return () => stops.forEach((stop) => stop());
   }
 }

@@ -47,20 +47,8 @@ export async function browseIds(
   options: BrowseOptions = {},
 ): Promise<JobId[]> {
   const { redis, keys } = ctx;
-  if (!isStateSet(state)) {
-    throw new InvalidArgumentError(`state must be one of ${STATE_SETS.join(', ')}`);
-  }
-  const checked = optionsOf(options, BROWSE_OPTION_KEYS, 'browse options');
-  const limit = checked.limit === undefined ? BROWSE_DEFAULT : checked.limit;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > BROWSE_MAX) {
-    throw new InvalidArgumentError(
-      `limit must be an integer from 1 to ${BROWSE_MAX}, got ${describeValue(limit)}`,
-    );
-  }
+  const { checked, limit } = checkBrowse(state, options);
   if (state === 'pending') return browsePending(ctx, { ...pendingScope(checked), limit, ...after(checked) });
-  if (checked.lane !== undefined || checked.priority !== undefined) {
-    throw new InvalidArgumentError('lane and priority browse pending only');
-  }
   if (state === 'dead') {
     const from = checked.after === undefined ? '+' : `(${assertJobId(checked.after)}`;
     return (await redis.call(
@@ -75,10 +63,43 @@ export async function browseIds(
       limit,
     )) as JobId[];
   }
+  return (await redis.zrange(keys.set(state), 0, limit - 1)) as JobId[];
+}
+
+/**
+ * Checks a browse's state and options (InvalidArgumentError, before anything is sent) and
+ * returns them with the page size filled in.
+ */
+export function checkBrowse(
+  state: unknown,
+  options: BrowseOptions = {},
+): { checked: BrowseOptions; limit: number } {
+  if (!isStateSet(state)) {
+    throw new InvalidArgumentError(`state must be one of ${STATE_SETS.join(', ')}`);
+  }
+  const checked = optionsOf(options, BROWSE_OPTION_KEYS, 'browse options');
+  const limit = checked.limit === undefined ? BROWSE_DEFAULT : checked.limit;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > BROWSE_MAX) {
+    throw new InvalidArgumentError(
+      `limit must be an integer from 1 to ${BROWSE_MAX}, got ${describeValue(limit)}`,
+    );
+  }
+  if (state === 'pending') {
+    pendingScope(checked);
+    after(checked);
+    return { checked, limit };
+  }
+  if (checked.lane !== undefined || checked.priority !== undefined) {
+    throw new InvalidArgumentError('lane and priority browse pending only');
+  }
+  if (state === 'dead') {
+    after(checked);
+    return { checked, limit };
+  }
   if (checked.after !== undefined) {
     throw new InvalidArgumentError('after pages pending and dead only');
   }
-  return (await redis.zrange(keys.set(state), 0, limit - 1)) as JobId[];
+  return { checked, limit };
 }
 
 /** The lane and/or level a pending browse is scoped to, checked before anything is sent. */

@@ -30,7 +30,7 @@ export interface RecentCompletion {
 }
 
 /** The limit asked for; only undefined means the default (a null limit is refused, not read as absent). */
-function limitOf(options: RecentCompletedOptions): number {
+export function limitOf(options: RecentCompletedOptions): number {
   const { limit = RECENT_COMPLETED_DEFAULT } = optionsOf(options, ['limit'], 'recentCompleted options');
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > RECENT_COMPLETED_MAX) {
     throw new InvalidArgumentError(

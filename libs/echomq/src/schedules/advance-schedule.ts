@@ -48,7 +48,7 @@ export async function advanceSchedule(
   const planned = plannedField ?? score;
   const runAt = nextRunAt(definition.spec, planned == null ? null : Number(planned), timeMs(time));
   if (runAt === null && replace) return 'ended';
-  const [id] = await deps.mintIds(1);
+  const [id] = await deps.mintIds(1, ctx.keys.queue);
   const requestId = newRequestId();
   // Run-at 0: no run left, the script ends the schedule (same compare-and-set).
   const call = {

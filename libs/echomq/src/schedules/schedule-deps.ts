@@ -3,8 +3,8 @@ import type { RepeatOptions } from '../scripts/repeat';
 
 /** What the schedule operations need from QueueService (its surface passes them in). */
 export interface ScheduleDeps {
-  /** Mints occurrence ids on this process's node number. */
-  mintIds(count: number): Promise<JobId[]>;
+  /** Mints occurrence ids on this process's node number, carrying the partition index of `queue` (a partition's name). */
+  mintIds(count: number, queue: string): Promise<JobId[]>;
   /** How long a write whose reply was lost is repeated under its request id. */
   repeat(): RepeatOptions;
   /** Registers the queue when this process has not lately (a write that creates work). */

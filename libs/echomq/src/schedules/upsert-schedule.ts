@@ -53,7 +53,7 @@ async function upsertOnce(
   const { redis, keys } = ctx;
   const runAt = nextRunAt(definition.spec, null, timeMs(await redis.time()));
   if (runAt === null) throw new InvalidArgumentError(`Schedule ${key} never runs after now`);
-  const [id] = await deps.mintIds(1);
+  const [id] = await deps.mintIds(1, keys.queue);
   await deps.registerIfDue(keys.queue);
   const traceContext = stamp?.(id, definition.template.lane ?? DEFAULT_LANE);
   const requestId = newRequestId();

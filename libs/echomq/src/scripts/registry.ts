@@ -9,6 +9,7 @@ import { READ_LANES_LUA } from './lua/lane-reads.lua';
 import { BROWSE_PENDING_LUA, COUNT_PENDING_LUA } from './lua/pending-reads.lua';
 import { PAUSE_LANE_LUA } from './lua/pause-lane.lua';
 import { PROGRESS_LUA } from './lua/progress.lua';
+import { RECORD_PARTITIONS_LUA } from './lua/record-partitions.lua';
 import { PROMOTE_LUA } from './lua/promote.lua';
 import { REAP_LUA } from './lua/reap.lua';
 import { RELEASE_LUA } from './lua/release.lua';
@@ -51,6 +52,7 @@ export const SCRIPTS = {
   emqCountPending: { lua: COUNT_PENDING_LUA, keys: 1 },
   emqBrowsePending: { lua: BROWSE_PENDING_LUA, keys: 1 },
   emqReadLanes: { lua: READ_LANES_LUA, keys: 1 },
+  emqRecordPartitions: { lua: RECORD_PARTITIONS_LUA, keys: 1 },
   ...SCHEDULE_SCRIPTS,
   ...CONTROL_SCRIPTS,
   ...DEDUPE_SCRIPTS,

@@ -98,7 +98,7 @@ export class Reaper {
           if (!this.isFull(error)) throw error;
         });
       }
-      let registered = await this.queues.listQueues();
+      let registered = await this.queues.listPhysicalQueues();
       if (Date.now() >= this.nextPruneAt) {
         this.nextPruneAt = Date.now() + PRUNE_EVERY_MS;
         const pruned = new Set(await this.prune(registered));
@@ -166,7 +166,9 @@ export class Reaper {
    */
   async prune(registered?: readonly string[]): Promise<string[]> {
     const served = new Set(this.served);
-    const candidates = (registered ?? (await this.queues.listQueues())).filter((queue) => !served.has(queue));
+    const candidates = (registered ?? (await this.queues.listPhysicalQueues())).filter(
+      (queue) => !served.has(queue),
+    );
     const pruned: string[] = [];
     for (let start = 0; start < candidates.length; start += PRUNE_PARALLEL) {
       const chunk = candidates.slice(start, start + PRUNE_PARALLEL);

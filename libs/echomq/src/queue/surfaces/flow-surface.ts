@@ -4,6 +4,8 @@ import * as flow from '../flow-admin';
 import { assertFlowLimits } from '../flow-limits';
 import { laneHoldsOf, queueHeldUntil } from '../holds';
 import { QueueSurface } from './queue-surface';
+import { partitionLimits, summedLimits } from '../partitions/partition-limits';
+import { latestHolds, mergeLanes } from '../partitions/partition-merge';
 
 /** QueueService's flow control: pause, limits, lanes and their holds (docs/flow-control.md). */
 export abstract class FlowSurface extends QueueSurface {
@@ -12,15 +14,17 @@ export abstract class FlowSurface extends QueueSurface {
 
   /** Workers stop claiming from a paused queue; enqueue keeps working. */
   async pause(queue: string): Promise<void> {
-    return flow.pauseQueue(this.context(queue));
+    await Promise.all((await this.contextsOf(queue)).map((ctx) => flow.pauseQueue(ctx)));
   }
 
   async resume(queue: string): Promise<void> {
-    return flow.resumeQueue(this.context(queue));
+    await Promise.all((await this.contextsOf(queue)).map((ctx) => flow.resumeQueue(ctx)));
   }
 
+  /** Whether the queue is paused: of a partitioned queue, every partition. */
   async isPaused(queue: string): Promise<boolean> {
-    return flow.isQueuePaused(this.context(queue));
+    const paused = await Promise.all((await this.contextsOf(queue)).map((ctx) => flow.isQueuePaused(ctx)));
+    return paused.every(Boolean);
   }
 
   /**
@@ -30,17 +34,31 @@ export abstract class FlowSurface extends QueueSurface {
    * this one: its own later registrations leave the admin's values alone).
    */
   async setLimits(queue: string, limits: Partial<FlowLimits>): Promise<void> {
-    const ctx = this.context(queue);
+    const layout = await this.partitionLayout(queue);
     const checked = assertFlowLimits(limits);
     if (Object.keys(checked).length === 0) return;
-    // This process's configured limits must not overwrite the admin's at its next registration.
-    await this.yieldLimits(queue);
-    return flow.setLimits(ctx, checked, this.repeatOnce());
+    // A partitioned queue's limits are split over its partitions, every share checked first.
+    const shares = layout.physical.map((physical) => ({
+      ctx: this.context(physical),
+      limits: partitionLimits(checked, this.tagOf(physical) ?? layout.count, layout.count),
+    }));
+    await Promise.all(
+      shares.map(async ({ ctx, limits: share }) => {
+        // This process's configured limits must not overwrite the admin's at its next registration.
+        await this.yieldLimits(ctx.keys.queue);
+        await flow.setLimits(ctx, share, this.repeatOnce());
+      }),
+    );
   }
 
-  /** The limits in force for the queue, as stored in Redis (null: not set). */
+  /**
+   * The limits in force for the queue, as stored in Redis (null: not set); of a partitioned
+   * queue, its partitions' shares summed back.
+   */
   async getLimits(queue: string): Promise<FlowLimits> {
-    return flow.getLimits(this.context(queue));
+    const contexts = this.writeContextsIn(await this.partitionLayout(queue));
+    const shares = await Promise.all(contexts.map((ctx) => flow.getLimits(ctx)));
+    return shares.length === 1 ? shares[0] : summedLimits(shares);
   }
 
   /**
@@ -48,7 +66,12 @@ export abstract class FlowSurface extends QueueSurface {
    * instant on the Redis server's clock; null when it is not. Paused is a separate flag (isPaused).
    */
   async heldUntil(queue: string): Promise<Date | null> {
-    return queueHeldUntil(this.context(queue));
+    const holds = await Promise.all((await this.contextsOf(queue)).map((ctx) => queueHeldUntil(ctx)));
+    // Of a partitioned queue: the latest hold of any partition (a hold is set on every one).
+    return holds.reduce<Date | null>(
+      (latest, hold) => (hold && (!latest || hold > latest) ? hold : latest),
+      null,
+    );
   }
 
   /**
@@ -56,25 +79,36 @@ export abstract class FlowSurface extends QueueSurface {
    * RateLimitedError of scope 'lane' or by the lane's rate limit; soonest first.
    */
   async laneHolds(queue: string): Promise<Record<string, Date>> {
-    return laneHoldsOf(this.context(queue));
+    const holds = await Promise.all((await this.contextsOf(queue)).map((ctx) => laneHoldsOf(ctx)));
+    return holds.length === 1 ? holds[0] : latestHolds(holds);
   }
 
-  /** A lane's own weight (1 to 1,000) and concurrency cap (1 to 1,000,000); null clears one. */
+  /**
+   * A lane's own weight (1 to 1,000) and concurrency cap (1 to 1,000,000); null clears one. Of a
+   * partitioned queue, written to every partition: the lane's jobs live in one, which enforces it.
+   */
   async setLane(queue: string, lane: string, settings: flow.LaneSettings): Promise<void> {
-    return flow.setLane(this.context(queue), lane, settings, this.repeatOnce());
+    const contexts = await this.contextsOf(queue);
+    await Promise.all(contexts.map((ctx) => flow.setLane(ctx, lane, settings, this.repeatOnce())));
   }
 
   /** Workers stop claiming from the lane; other lanes go on. Idempotent. */
   async pauseLane(queue: string, lane: string): Promise<void> {
-    return flow.pauseLane(this.context(queue), lane, this.repeatOnce());
+    const contexts = await this.contextsOf(queue);
+    await Promise.all(contexts.map((ctx) => flow.pauseLane(ctx, lane, this.repeatOnce())));
   }
 
   async resumeLane(queue: string, lane: string): Promise<void> {
-    return flow.resumeLane(this.context(queue), lane, this.repeatOnce());
+    const contexts = await this.contextsOf(queue);
+    await Promise.all(contexts.map((ctx) => flow.resumeLane(ctx, lane, this.repeatOnce())));
   }
 
-  /** Every lane with pending or active jobs, held back or paused, by name, with its settings in force. */
+  /**
+   * Every lane with pending or active jobs, held back or paused, by name, with its settings in
+   * force; of a partitioned queue, each lane once, its jobs counted over every partition.
+   */
   async lanes(queue: string): Promise<LaneView[]> {
-    return flow.lanes(this.context(queue));
+    const read = await Promise.all((await this.contextsOf(queue)).map((ctx) => flow.lanes(ctx)));
+    return read.length === 1 ? read[0] : mergeLanes(read);
   }
 }

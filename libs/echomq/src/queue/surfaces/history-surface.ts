@@ -1,4 +1,10 @@
-import { recentCompleted, type RecentCompletedOptions, type RecentCompletion } from '../recent-completed';
+import {
+  limitOf,
+  recentCompleted,
+  type RecentCompletedOptions,
+  type RecentCompletion,
+} from '../recent-completed';
+import { newestCompletions } from '../partitions/partition-merge';
 import { FlowSurface } from './flow-surface';
 
 /** QueueService's reads of what happened: recently completed jobs (from the event stream). */
@@ -10,6 +16,10 @@ export abstract class HistorySurface extends FlowSurface {
    * InvalidArgumentError for a bad limit before anything is sent.
    */
   async recentCompleted(queue: string, options: RecentCompletedOptions = {}): Promise<RecentCompletion[]> {
-    return recentCompleted(this.context(queue), options);
+    const contexts = await this.contextsOf(queue);
+    if (contexts.length === 1) return recentCompleted(contexts[0], options);
+    const limit = limitOf(options);
+    const lists = await Promise.all(contexts.map((ctx) => recentCompleted(ctx, options)));
+    return newestCompletions(lists, limit);
   }
 }

@@ -11,6 +11,19 @@ import { obliterateQueue, type ObliterateOptions } from '../job-control/oblitera
 import { retryAllDead, type RetryAllOptions } from '../job-control/retry-all-dead';
 import { buildJobUpdate, type JobPatch } from '../job-control/update-patch';
 import { HistorySurface } from './history-surface';
+import { CLEAN_LIMIT_DEFAULT } from '../job-control/clean-jobs';
+import { InvalidArgumentError } from '../../errors';
+
+/**
+ * A job stays in its partition for life (its id names it), so an update cannot move it to a
+ * lane that lives in another: it would break that lane's order and caps.
+ */
+function refuseLaneMove(queue: string, count: number): never {
+  throw new InvalidArgumentError(
+    `update cannot change the lane of a job of the partitioned queue '${queue}' (${count} partitions): ` +
+      'a job stays in its partition, and a lane lives in one; remove it and enqueue it again in the new lane',
+  );
+}
 
 /**
  * QueueService's bulk and per-job controls: drain, clean, obliterate, retry all, promote,
@@ -24,7 +37,11 @@ export abstract class JobControlSurface extends HistorySurface {
    * Returns how many went. A schedule's next occurrence drained is made again by its sweep.
    */
   async drain(queue: string, options?: DrainOptions): Promise<number> {
-    return drainQueue(this.context(queue), options, () => this.repeatOnce());
+    const contexts = await this.contextsOf(queue);
+    const drained = await Promise.all(
+      contexts.map((ctx) => drainQueue(ctx, options, () => this.repeatOnce())),
+    );
+    return drained.reduce((sum, count) => sum + count, 0);
   }
 
   /**
@@ -34,7 +51,18 @@ export abstract class JobControlSurface extends HistorySurface {
    * Active jobs are refused (use remove), and completed ones (their rows expire by themselves).
    */
   async clean(queue: string, state: CleanState, options: CleanOptions): Promise<JobId[]> {
-    return cleanJobs(this.context(queue), state, options, () => this.repeatOnce());
+    const contexts = await this.contextsOf(queue);
+    if (contexts.length === 1) return cleanJobs(contexts[0], state, options, () => this.repeatOnce());
+    // Partition after partition, each taking what the limit has left.
+    // The first call checks the options as given, before anything of another partition is sent.
+    const cleaned = await cleanJobs(contexts[0], state, options, () => this.repeatOnce());
+    const limit = options.limit ?? CLEAN_LIMIT_DEFAULT;
+    for (const ctx of contexts.slice(1)) {
+      const left = limit - cleaned.length;
+      if (left <= 0) break;
+      cleaned.push(...(await cleanJobs(ctx, state, { ...options, limit: left }, () => this.repeatOnce())));
+    }
+    return cleaned;
   }
 
   /**
@@ -46,10 +74,13 @@ export abstract class JobControlSurface extends HistorySurface {
    * stopped. A job enqueued meanwhile may or may not survive.
    */
   async obliterate(queue: string, options?: ObliterateOptions): Promise<{ removed: number }> {
-    const outcome = await obliterateQueue(this.context(queue), options, () => this.repeatOnce());
-    // The registry entry and format record are gone: the next write here registers again.
-    this.forgetRegistration(queue);
-    return outcome;
+    let removed = 0;
+    for (const ctx of await this.contextsOf(queue)) {
+      removed += (await obliterateQueue(ctx, options, () => this.repeatOnce())).removed;
+      // The registry entry and format record are gone: the next write here registers again.
+      this.forgetRegistration(ctx.keys.queue);
+    }
+    return { removed };
   }
 
   /**
@@ -57,15 +88,26 @@ export abstract class JobControlSurface extends HistorySurface {
    * one; by default as many as dead held when the call began. Returns how many moved.
    */
   async retryAll(queue: string, options?: RetryAllOptions): Promise<number> {
-    return retryAllDead(this.context(queue), options, () => this.repeatOnce());
+    const contexts = await this.contextsOf(queue);
+    if (contexts.length === 1) return retryAllDead(contexts[0], options, () => this.repeatOnce());
+    // The first call checks the options as given, before anything of another partition is sent.
+    let retried = await retryAllDead(contexts[0], options, () => this.repeatOnce());
+    for (const ctx of contexts.slice(1)) {
+      const left = options?.limit === undefined ? undefined : options.limit - retried;
+      if (left !== undefined && left <= 0) break;
+      const scoped = left === undefined ? options : { ...options, limit: left };
+      retried += await retryAllDead(ctx, scoped, () => this.repeatOnce());
+    }
+    return retried;
   }
 
   /** schedule -> pending now. Throws JobNotFoundError, or JobStateError when the job is not scheduled. */
   async promote(queue: string, id: string): Promise<void> {
-    const ctx = this.context(queue);
     const jobId = assertJobId(id);
-    const requestId = newRequestId();
-    await repeatUntilKnown(() => promoteJob(ctx, jobId, requestId), this.repeatOnce());
+    await this.onJob(queue, jobId, (ctx) => {
+      const requestId = newRequestId();
+      return repeatUntilKnown(() => promoteJob(ctx, jobId, requestId), this.repeatOnce());
+    });
   }
 
   /**
@@ -76,11 +118,14 @@ export abstract class JobControlSurface extends HistorySurface {
    * active or finished, or dead and given a run-at; bad input as InvalidArgumentError.
    */
   async update(queue: string, id: string, patch: JobPatch): Promise<UpdatedJobState> {
-    const ctx = this.context(queue);
+    const layout = await this.partitionLayout(queue);
     const jobId = assertJobId(id);
     const schema = this.definitions.get(queue)?.schemas.data;
     const update = await buildJobUpdate(queue, patch, this.settings.maxPayloadBytes, schema);
-    const requestId = newRequestId();
-    return repeatUntilKnown(() => updateJob(ctx, jobId, update, requestId), this.repeatOnce());
+    if (layout.partitioned && update.lane !== undefined) refuseLaneMove(queue, layout.count);
+    return this.onJob(queue, jobId, (ctx) => {
+      const requestId = newRequestId();
+      return repeatUntilKnown(() => updateJob(ctx, jobId, update, requestId), this.repeatOnce());
+    });
   }
 }

@@ -1,9 +1,12 @@
+import { JobNotFoundError } from '../../errors';
 import type { JobId } from '../../ids';
+import { parsePhysicalQueue } from '../../keyspace';
 import type { ResolvedModuleSettings } from '../../module/echomq-options';
 import type { ScriptContext } from '../../scripts';
 import type { RepeatOptions } from '../../scripts/repeat';
 import type { QueueDefinitions } from '../queue-definitions';
 import type { QueueOptions, ResolvedQueueOptions } from '../queue-options';
+import { candidatesForId, type PartitionLayout } from '../partitions/partition-layout';
 
 /**
  * What every part of QueueService's surface stands on. QueueService is one injectable, but its
@@ -22,8 +25,14 @@ export abstract class QueueSurface {
   /** How long an admin call whose reply was lost is repeated under its request id. */
   protected abstract repeatOnce(): RepeatOptions;
 
-  /** Mints job ids on this process's leased node number (waits, boundedly, while it is confirmed). */
-  protected abstract mintIds(count: number): Promise<JobId[]>;
+  /**
+   * Mints job ids on this process's leased node number (waits, boundedly, while it is confirmed);
+   * `tag`: the partition index they carry.
+   */
+  protected abstract mintIds(count: number, tag?: number): Promise<JobId[]>;
+
+  /** Where the queue's jobs live (see QueueService.partitionLayout); checks the name. */
+  abstract partitionLayout(queue: string): Promise<PartitionLayout>;
 
   /** Registers the queue when this process has not lately (before a write that creates work). */
   protected abstract registerIfDue(queue: string): Promise<void>;
@@ -33,4 +42,43 @@ export abstract class QueueSurface {
 
   /** The typed definitions this application declared (their data schemas apply to new jobs). */
   protected abstract readonly definitions: QueueDefinitions;
+
+  /** The script contexts of every physical queue of `queue` (one for an unpartitioned queue). */
+  protected async contextsOf(queue: string): Promise<ScriptContext[]> {
+    return this.contextsIn(await this.partitionLayout(queue));
+  }
+
+  protected contextsIn(layout: PartitionLayout): ScriptContext[] {
+    return layout.physical.map((physical) => this.context(physical));
+  }
+
+  /**
+   * The contexts of the partitions new jobs go to (the queue itself when unpartitioned): where
+   * a queue's limits are read back from.
+   */
+  protected writeContextsIn(layout: PartitionLayout): ScriptContext[] {
+    if (layout.count <= 1) return [this.context(layout.queue)];
+    return layout.physical.slice(1, 1 + layout.count).map((physical) => this.context(physical));
+  }
+
+  /**
+   * Runs `call` where job `id` lives: in the partition its id names, then, when the job is not
+   * found there (JobNotFoundError), in the queue itself (a job from before the queue was
+   * partitioned). One call for an unpartitioned queue, never more than two.
+   */
+  protected async onJob<T>(queue: string, id: JobId, call: (ctx: ScriptContext) => Promise<T>): Promise<T> {
+    const candidates = candidatesForId(await this.partitionLayout(queue), id);
+    for (let index = 0; ; index++) {
+      try {
+        return await call(this.context(candidates[index]));
+      } catch (error) {
+        if (index + 1 >= candidates.length || !(error instanceof JobNotFoundError)) throw error;
+      }
+    }
+  }
+
+  /** The partition index ids minted for `physical` carry (none for an unpartitioned queue). */
+  protected tagOf(physical: string): number | undefined {
+    return parsePhysicalQueue(physical)?.partition;
+  }
 }

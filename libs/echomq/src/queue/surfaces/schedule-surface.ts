@@ -14,6 +14,11 @@ import type {
 } from '../../schedules/schedule-types';
 import { upsertSchedule } from '../../schedules/upsert-schedule';
 import { JobControlSurface } from './job-control-surface';
+import { partitionQueueName } from '../../keyspace';
+import type { ScriptContext } from '../../scripts';
+import { assertScheduleKey } from '../../schedules/schedule-definition';
+import type { PartitionLayout } from '../partitions/partition-layout';
+import { bucketOf } from '../partitions/partition-routing';
 
 /** QueueService's schedules: upsert, remove and list cron and interval schedulers (docs/schedules.md). */
 export abstract class ScheduleSurface extends JobControlSurface {
@@ -37,10 +42,29 @@ export abstract class ScheduleSurface extends JobControlSurface {
     spec: ScheduleSpec & ScheduleOptions,
     template?: ScheduleTemplate<T>,
   ): Promise<UpsertScheduleResult> {
-    const ctx = this.context(queue);
+    const layout = await this.partitionLayout(queue);
     const schema = this.definitions.get(queue)?.schemas.data;
     if (schema) await checkJobData(queue, schema, [{ data: template?.data }]);
+    const ctx = await this.scheduleHome(layout, key);
     return upsertSchedule(ctx, key, spec, template, this.scheduleDeps());
+  }
+
+  /**
+   * The partition a schedule lives in: where it already is (so a changed partition count never
+   * gives one key two schedules), else the one its key hashes to. Its occurrences are made there.
+   */
+  private async scheduleHome(layout: PartitionLayout, key: string): Promise<ScriptContext> {
+    if (!layout.partitioned) return this.context(layout.queue);
+    assertScheduleKey(key);
+    const contexts = this.contextsIn(layout);
+    const found = await Promise.all(contexts.map((ctx) => getSchedule(ctx, key)));
+    const at = found.findIndex((view) => view !== undefined);
+    if (at >= 0) return contexts[at];
+    const target =
+      layout.count <= 1
+        ? layout.queue
+        : partitionQueueName(layout.queue, bucketOf(`schedule:${key}`, layout.count));
+    return this.context(target);
   }
 
   /**
@@ -48,17 +72,29 @@ export abstract class ScheduleSurface extends JobControlSurface {
    * already running finishes. False when there was no such schedule.
    */
   async removeSchedule(queue: string, key: string): Promise<boolean> {
-    return removeSchedule(this.context(queue), key, this.repeatOnce());
+    const contexts = await this.contextsOf(queue);
+    // Of a partitioned queue, from every partition (one holds it).
+    const removed = await Promise.all(contexts.map((ctx) => removeSchedule(ctx, key, this.repeatOnce())));
+    return removed.some(Boolean);
   }
 
   /** The queue's schedules by key, a page at a time (`after` the last key seen; limit 1 to 1,000, default 100). */
   async listSchedules<T = unknown>(queue: string, options?: ScheduleListOptions): Promise<ScheduleView<T>[]> {
-    return listSchedules<T>(this.context(queue), options);
+    const contexts = await this.contextsOf(queue);
+    const pages = await Promise.all(contexts.map((ctx) => listSchedules<T>(ctx, options)));
+    if (pages.length === 1) return pages[0];
+    const limit = options?.limit ?? pages.reduce((most, page) => Math.max(most, page.length), 0);
+    return pages
+      .flat()
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .slice(0, limit);
   }
 
   /** One schedule with its next occurrence, or undefined when there is none by that key. */
   async getSchedule<T = unknown>(queue: string, key: string): Promise<ScheduleView<T> | undefined> {
-    return getSchedule<T>(this.context(queue), key);
+    const contexts = await this.contextsOf(queue);
+    const found = await Promise.all(contexts.map((ctx) => getSchedule<T>(ctx, key)));
+    return found.find((view) => view !== undefined);
   }
 
   /**
@@ -88,7 +124,7 @@ export abstract class ScheduleSurface extends JobControlSurface {
 
   private scheduleDeps(): ScheduleDeps {
     return {
-      mintIds: (count) => this.mintIds(count),
+      mintIds: (count, queue) => this.mintIds(count, this.tagOf(queue)),
       repeat: () => this.repeatOnce(),
       registerIfDue: (queue) => this.registerIfDue(queue),
       payloadLimitBytes: this.settings.maxPayloadBytes,
