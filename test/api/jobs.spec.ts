@@ -250,6 +250,7 @@ describe('api: jobs and queues over HTTP', () => {
       metrics: expect.objectContaining({ enqueued: 2 }),
       paused: false,
       heldUntil: null,
+      partitions: 1,
     });
   });
 

@@ -44,18 +44,28 @@ export class QueuesController {
   }
 
   @Get(':queue')
-  @ApiOperation({ summary: 'One queue: depths, transition counters, whether it is paused or held back' })
+  @ApiOperation({
+    summary: 'One queue: depths, transition counters, whether it is paused or held back, its partitions',
+  })
   @ApiQueueParam()
   @ApiOkResponse({ type: QueueDetailResponse })
   @ApiBadRequestResponse({ type: ErrorBody })
   async get(@Param('queue', QueueNamePipe) queue: string): Promise<QueueDetailResponse> {
-    const [counts, metrics, paused, heldUntil] = await Promise.all([
+    const [counts, metrics, paused, heldUntil, layout] = await Promise.all([
       this.queues.counts(queue),
       this.queues.metrics(queue),
       this.queues.isPaused(queue),
       this.queues.heldUntil(queue),
+      this.queues.partitionLayout(queue),
     ]);
-    return { queue, counts, metrics, paused, heldUntil: heldUntil?.toISOString() ?? null };
+    return {
+      queue,
+      counts,
+      metrics,
+      paused,
+      heldUntil: heldUntil?.toISOString() ?? null,
+      partitions: layout.count,
+    };
   }
 
   @Post(':queue/pause')

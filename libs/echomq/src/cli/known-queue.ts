@@ -30,8 +30,10 @@ export class UnknownQueueError extends EchoMqError {
 /**
  * Refuses a queue name that is valid but names nothing, so a typo is not read as an empty queue
  * (or paused as a new one). A queue is known when the registry names it, its format key exists
- * (every queue records its format on first use; only obliterate removes it), or it holds jobs or a
- * pause: the reapers drop idle queues from the registry. With `anyKey` (the doctor, whose job is
+ * (every queue records its format on first use; only obliterate removes it), the partitions
+ * registry records it (a partitioned queue: its partitions have the format keys), or it holds
+ * jobs or a pause: the reapers drop idle queues from the registry. A partition may be named by
+ * its own name (`emails#2`), known by the same rules. With `anyKey` (the doctor, whose job is
  * queues whose keys are broken) any key under the queue's base counts too, found by a SCAN that
  * stops at the first one: one walk of the keyspace when there is none.
  * @throws InvalidQueueNameError before anything is sent; UnknownQueueError.
@@ -44,6 +46,7 @@ export async function requireKnownQueue(
   const ctx = queues.context(queue); // validates the name before anything is sent
   const known = await queues.listQueues();
   if (known.includes(queue) || (await ctx.redis.exists(ctx.keys.format)) === 1) return;
+  if ((await queues.partitionLayout(queue)).partitioned) return;
   const counts = await queues.counts(queue);
   const jobs = counts.pending + counts.active + counts.schedule + counts.dead;
   if (jobs > 0 || (await queues.isPaused(queue))) return;

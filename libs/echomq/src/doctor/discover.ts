@@ -1,10 +1,11 @@
 import { Cluster } from 'ioredis';
-import { isValidQueueName, queueKeys } from '../keyspace';
+import { isPhysicalQueueName, queueKeys } from '../keyspace';
 import type { RedisClient } from '../scripts';
 import { scanKeys } from './key-scan';
 
 /**
- * The queues under a key prefix that have a format key (`<prefix>:{q}:format`), found by one
+ * The physical queues under a key prefix that have a format key (`<prefix>:{q}:format`): queues,
+ * and each partition of a partitioned queue by its own name (`emails#2`), found by one
  * SCAN pass over every master: the registry (`<prefix>:queues`) alone misses queues the reapers
  * pruned as idle, which is what a queue holding only orphan rows looks like, and every queue
  * records its format on first use (removed only by obliterate). A key counts only when the
@@ -21,7 +22,7 @@ export async function discoverQueues(redis: RedisClient, prefix: string): Promis
   for await (const page of scanKeys(nodes, `${head}*${tail}`)) {
     for (const key of page) {
       const name = key.slice(head.length, key.length - tail.length);
-      if (isValidQueueName(name) && queueKeys(name, prefix).format === key) found.add(name);
+      if (isPhysicalQueueName(name) && queueKeys(name, prefix).format === key) found.add(name);
     }
   }
   return [...found].sort();

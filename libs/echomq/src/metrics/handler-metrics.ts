@@ -1,11 +1,29 @@
 import { Gauge, type Registry } from 'prom-client';
+import { logicalQueueOf } from '../keyspace';
 import type { ClaimLoopReport } from '../worker/loop-report';
+
+/** Handlers running per queue, and the oldest one's age: a partitioned queue's loops added up under its name. */
+function handlersByQueue(
+  loops: readonly ClaimLoopReport[],
+): Map<string, { running: number; oldestMs: number }> {
+  const byQueue = new Map<string, { running: number; oldestMs: number }>();
+  for (const { queue, handlers } of loops) {
+    const name = logicalQueueOf(queue);
+    const seen = byQueue.get(name) ?? { running: 0, oldestMs: 0 };
+    byQueue.set(name, {
+      running: seen.running + handlers.running,
+      oldestMs: Math.max(seen.oldestMs, handlers.oldestMs ?? 0),
+    });
+  }
+  return byQueue;
+}
 
 /**
  * This process's running handlers per queue, read from its claim loops at each scrape: how many
  * run now and how long the oldest has. A handler that never returns holds its slot for good
  * when the queue has no `timeoutMs` (the default), and this is where it shows:
- * `echomq_oldest_handler_seconds > 600` is an alert on a hung handler. 0 when none runs.
+ * `echomq_oldest_handler_seconds > 600` is an alert on a hung handler. 0 when none runs. A
+ * partitioned queue served by a loop per partition is reported once, under its own name.
  */
 export function registerHandlerMetrics(registry: Registry, loops: () => readonly ClaimLoopReport[]): void {
   const registers = [registry];
@@ -16,7 +34,7 @@ export function registerHandlerMetrics(registry: Registry, loops: () => readonly
     registers,
     collect() {
       this.reset();
-      for (const { queue, handlers } of loops()) this.set({ queue }, handlers.running);
+      for (const [queue, { running }] of handlersByQueue(loops())) this.set({ queue }, running);
     },
   });
   new Gauge({
@@ -26,7 +44,7 @@ export function registerHandlerMetrics(registry: Registry, loops: () => readonly
     registers,
     collect() {
       this.reset();
-      for (const { queue, handlers } of loops()) this.set({ queue }, (handlers.oldestMs ?? 0) / 1_000);
+      for (const [queue, { oldestMs }] of handlersByQueue(loops())) this.set({ queue }, oldestMs / 1_000);
     },
   });
 }

@@ -5,8 +5,13 @@ import type { StateSet } from '../keyspace';
 import type { QueueCounts } from '../queue/reads';
 import type { LaneView } from '../scripts/lane-reads';
 import { monotonicMs } from '../monotonic';
+import { packReadGroups, type WeightedQueue } from './read-groups';
 
-/** What one queue looks like in Redis at a scrape. */
+/**
+ * What one queue looks like in Redis at a scrape; of a partitioned queue, its partitions read
+ * and summed under its own name (depths and counters added, lanes merged by name, paused when
+ * every partition is).
+ */
 export interface QueueSnapshot {
   readonly queue: string;
   readonly counts: QueueCounts;
@@ -25,16 +30,26 @@ export interface RedisSnapshot {
   readonly readMs: number;
 }
 
-/** The reads a snapshot is made of: QueueService's, so keys and scripts stay where they are. */
+/**
+ * The reads a snapshot is made of: QueueService's, so keys and scripts stay where they are, and
+ * a partitioned queue is read as the api reads it (each read fans out over its partitions).
+ */
 export interface QueueReads {
+  /** Queue names, a partitioned queue once by its own name. */
   listQueues(): Promise<string[]>;
+  /** Where the queue's jobs live: its physical queues are what reading it costs. */
+  partitionLayout(queue: string): Promise<{ readonly physical: readonly string[] }>;
   counts(queue: string): Promise<Record<StateSet, number>>;
   lanes(queue: string): Promise<LaneView[]>;
   isPaused(queue: string): Promise<boolean>;
   metrics(queue: string): Promise<Record<string, number>>;
 }
 
-/** Queues read at once in one snapshot: the rest wait for a free place, so one scrape never floods Redis. */
+/**
+ * Physical queues read at once in one snapshot (an unpartitioned queue is one, a partitioned
+ * queue one per partition and one for itself): the rest wait for the next group, so one scrape
+ * never floods Redis. A partitioned queue with more physical queues than this is a group alone.
+ */
 export const QUEUES_READ_AT_ONCE = 16;
 /** How long a snapshot answers every scrape after it was read (Prometheus pairs, dashboards, curl loops). */
 export const SNAPSHOT_MAX_AGE_MS = 1_000;
@@ -53,9 +68,11 @@ interface Progress {
 
 /**
  * Reads every known queue's depths, lanes, pause flag and transition counters from Redis for
- * the metrics a scrape reports. One snapshot costs one SMEMBERS, then four commands per queue
- * (the depths script, the lanes script, EXISTS of the pause flag, HGETALL of the counters),
- * sent together, for QUEUES_READ_AT_ONCE queues at a time. Scrapes that come while a snapshot
+ * the metrics a scrape reports. One snapshot costs one SMEMBERS (and, at most every 5 s, one
+ * HGETALL of the partitions registry), then four commands per physical queue (the depths script,
+ * the lanes script, EXISTS of the pause flag, HGETALL of the counters), sent together, for
+ * groups of at most QUEUES_READ_AT_ONCE physical queues at a time; a partitioned queue is read
+ * whole within one group and reported once, under its own name. Scrapes that come while a snapshot
  * is read share it, and it answers them for SNAPSHOT_MAX_AGE_MS after, so any number of
  * scrapers costs Redis at most one snapshot a second. While the command connection is down no
  * read is tried: the scrape answers at once with what the process knows itself. Otherwise a
@@ -106,17 +123,20 @@ export class RedisSnapshots {
     return this.outcome([...queues], failure === undefined, started, failure);
   }
 
-  /** Reads the queues QUEUES_READ_AT_ONCE at a time, until one group meets a transient error or the budget ends. */
+  /**
+   * Reads the queues in groups of at most QUEUES_READ_AT_ONCE physical queues, until one group
+   * meets a transient error or the budget ends.
+   */
   private async readAll(progress: Progress): Promise<void> {
-    let names: string[];
+    let groups: string[][];
     try {
-      names = await this.reads.listQueues();
+      groups = packReadGroups(await this.weighted(await this.reads.listQueues()), QUEUES_READ_AT_ONCE);
     } catch (error) {
       progress.failure = (error as Error).message;
       return;
     }
-    for (let at = 0; at < names.length && !progress.over; at += QUEUES_READ_AT_ONCE) {
-      const chunk = names.slice(at, at + QUEUES_READ_AT_ONCE);
+    for (const chunk of groups) {
+      if (progress.over) return;
       const read = await Promise.allSettled(chunk.map((queue) => this.readQueue(queue)));
       if (progress.over) return;
       let transient = false;
@@ -129,6 +149,20 @@ export class RedisSnapshots {
       }
       if (transient) return;
     }
+  }
+
+  /**
+   * The queues with what reading each costs (the layouts come from memory once the partitions
+   * registry was read). A name whose layout cannot be had (a registry entry that is no queue
+   * name) weighs one: its own reads fail in turn and leave it out, as any queue's would.
+   */
+  private weighted(names: readonly string[]): Promise<WeightedQueue[]> {
+    return Promise.all(
+      names.map(async (queue) => {
+        const layout = await this.reads.partitionLayout(queue).catch(() => undefined);
+        return { queue, physical: layout?.physical.length ?? 1 };
+      }),
+    );
   }
 
   private async readQueue(queue: string): Promise<QueueSnapshot> {

@@ -1,4 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { logicalQueueOf } from '../keyspace';
 import type { RuntimeHooks, SettledOutcome } from '../observability/runtime-hooks';
 import type { ClaimedJobRecord } from '../scripts/claim';
 
@@ -12,7 +13,8 @@ const CLAIM_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
  * long each claim took, how long handlers ran and how each settlement ended (STALE included),
  * and the expired leases its reaper took back. Registered as an observer of the runtime
  * (RuntimeHooksRegistry); it only counts, so it never delays a job. Labels are the queue and
- * a closed set of words, never a job id.
+ * a closed set of words, never a job id. A partitioned queue's partitions count under the
+ * queue's own name (`emails`, not `emails#2`), as its Redis-derived metrics do.
  */
 export class RuntimeMetrics implements RuntimeHooks {
   private readonly claimDuration: Histogram<'queue'>;
@@ -57,18 +59,21 @@ export class RuntimeMetrics implements RuntimeHooks {
     });
   }
 
-  claimed(queue: string, jobs: readonly ClaimedJobRecord[], roundTripMs: number): void {
+  claimed(physical: string, jobs: readonly ClaimedJobRecord[], roundTripMs: number): void {
+    const queue = logicalQueueOf(physical);
     this.claimDuration.observe({ queue }, roundTripMs / 1_000);
     if (jobs.length > 0) this.claimedJobs.inc({ queue }, jobs.length);
   }
 
-  settled(queue: string, _record: ClaimedJobRecord, outcome: SettledOutcome, handlerMs?: number): void {
+  settled(physical: string, _record: ClaimedJobRecord, outcome: SettledOutcome, handlerMs?: number): void {
+    const queue = logicalQueueOf(physical);
     this.settlements.inc({ queue, outcome });
     if (handlerMs !== undefined) this.handlerDuration.observe({ queue, outcome }, handlerMs / 1_000);
   }
 
   /** What one reap call of this process's reaper moved. */
-  reaped(queue: string, toPending: number, toDead: number): void {
+  reaped(physical: string, toPending: number, toDead: number): void {
+    const queue = logicalQueueOf(physical);
     if (toPending > 0) this.reapedLeases.inc({ queue, to: 'pending' }, toPending);
     if (toDead > 0) this.reapedLeases.inc({ queue, to: 'dead' }, toDead);
   }

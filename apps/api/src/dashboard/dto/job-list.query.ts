@@ -33,9 +33,9 @@ export class DashboardJobListQuery {
   @IsIntegerInRange(1, DASHBOARD_LIST_MAX)
   readonly limit?: number;
 
-  /** The `next` of the previous page. */
+  /** The `next` of the previous page (an active or schedule cursor of a partitioned queue counts per partition). */
   @Optional()
   @IsString()
-  @MaxLength(64)
+  @MaxLength(256)
   readonly after?: string;
 }

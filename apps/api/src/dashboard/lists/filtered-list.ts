@@ -1,6 +1,7 @@
-import { readJobViews, toJobView, type JobView, type QueueService } from '@app/echomq/internal';
+import type { QueueService } from '@app/echomq/internal';
 import type { JobResponse } from '../../queues/dto/job.response';
 import { toJobResponse } from '../../queues/job-mapping';
+import { jobViewsOf } from './job-views';
 import { listSource, type ListItem, type ListState } from './list-sources';
 
 /** The most ids one request examines, matched or not: a filter never turns into a scan of a whole set. */
@@ -92,12 +93,13 @@ async function entriesOf(
   items: readonly ListItem[],
 ): Promise<(Entry | undefined)[]> {
   if (items.length === 0) return [];
-  const raws = await readJobViews(
-    queues.context(queue),
+  const views = await jobViewsOf(
+    queues,
+    queue,
     items.map(({ id }) => id),
   );
   return items.map((item, index) => {
-    const view: JobView | undefined = toJobView(queue, item.id as JobView['id'], raws[index]);
+    const view = views[index];
     if (state !== 'completed') return view && toJobResponse(view);
     if (view?.state === 'completed') return toJobResponse(view);
     return {

@@ -1,11 +1,11 @@
 import {
   assertJobId,
-  InvalidArgumentError,
   RECENT_COMPLETED_MAX,
   type QueueService,
   type RecentCompletion,
   type StateSet,
 } from '@app/echomq/internal';
+import { byScore, parseScoreCursor } from './score-listing';
 
 /** One id of a listing and the cursor that continues right after it. */
 export interface ListItem {
@@ -24,7 +24,10 @@ export type ListSource = (cursor: string | undefined, count: number) => Promise<
 
 export type ListState = StateSet | 'completed';
 
-/** Pending and dead: newest first by id, continued after an id (the library's own browse). */
+/**
+ * Pending and dead: newest first by id, continued after an id (the library's own browse, which
+ * merges a partitioned queue's partitions on the ids themselves, so paging stays exact).
+ */
 function byId(queues: QueueService, queue: string, state: 'pending' | 'dead', lane?: string): ListSource {
   return async (cursor, count) => {
     const ids = await queues.browse(queue, state, {
@@ -33,45 +36,6 @@ function byId(queues: QueueService, queue: string, state: 'pending' | 'dead', la
       ...(lane === undefined ? {} : { lane }),
     });
     return ids.map((id) => ({ id, cursor: id }));
-  };
-}
-
-/**
- * A cursor into a set ordered by score (active by lease deadline, schedule by run-at):
- * `<score>:<n>`, the n-th member with that score. Members with equal scores are in byte order,
- * so "skip n at this score" continues exactly while those members stay (a member leaving the
- * tie meanwhile shifts the page by one, which a dashboard can bear).
- */
-function parseScoreCursor(cursor: string): { score: string; skip: number } {
-  const match = /^(-?\d{1,16}(?:\.\d{1,17})?(?:e[+-]?\d{1,3})?):(\d{1,7})$/i.exec(cursor);
-  if (!match || !Number.isFinite(Number(match[1]))) {
-    throw new InvalidArgumentError('after must be the `next` of the previous page');
-  }
-  return { score: match[1], skip: Number(match[2]) };
-}
-
-function byScore(queues: QueueService, queue: string, state: 'active' | 'schedule'): ListSource {
-  return async (cursor, count) => {
-    const from = cursor === undefined ? { score: '-inf', skip: 0 } : parseScoreCursor(cursor);
-    const ctx = queues.context(queue);
-    const flat = await ctx.redis.zrange(
-      ctx.keys.set(state),
-      from.score,
-      '+inf',
-      'BYSCORE',
-      'LIMIT',
-      from.skip,
-      count,
-      'WITHSCORES',
-    );
-    const items: ListItem[] = [];
-    let run = from;
-    for (let i = 0; i < flat.length; i += 2) {
-      const score = flat[i + 1];
-      run = score === run.score ? { score, skip: run.skip + 1 } : { score, skip: 1 };
-      items.push({ id: flat[i], cursor: `${run.score}:${run.skip}` });
-    }
-    return items;
   };
 }
 

@@ -21,9 +21,11 @@ export interface QueuesReading {
 /**
  * Reads what the overview shows, through QueueService: the registry (SMEMBERS), then for each
  * of the first OVERVIEW_QUEUES_MAX queues by name its four depths (one script), its lanes (one
- * script), its counters (HGETALL) and its pause flag (EXISTS). The per-queue commands are all
- * issued at once, so one reading is two round trips and 1 + 4 x queues commands, none of
- * which writes.
+ * script), its counters (HGETALL) and its pause flag (EXISTS). A partitioned queue is one queue
+ * here, listed once by its name: QueueService reads each of its physical queues (its
+ * partitions and itself) and sums and merges them. The per-queue commands are all issued at
+ * once, so one reading is two round trips and 1 + 4 x physical queues commands, none of which
+ * writes.
  */
 export async function readQueues(queues: QueueService): Promise<QueuesReading> {
   const names = await queues.listQueues();

@@ -18,7 +18,8 @@ export class QueueSummaryResponse {
 export class QueueListResponse {
   @ApiProperty({
     type: [QueueSummaryResponse],
-    description: 'Every queue ever enqueued to or served, by name',
+    description:
+      'Every queue ever enqueued to or served, by name (a partitioned queue once, its depths summed)',
   })
   readonly queues!: QueueSummaryResponse[];
 }
@@ -45,6 +46,16 @@ export class QueueDetailResponse extends QueueSummaryResponse {
     example: null,
   })
   readonly heldUntil!: string | null;
+
+  @ApiProperty({
+    description:
+      'The partitions new jobs of the queue spread over (docs/partitions.md); 1 for an unpartitioned ' +
+      'queue. Every field above covers all of them, and the partitions of a count lowered meanwhile',
+    example: 1,
+    minimum: 1,
+    maximum: 16,
+  })
+  readonly partitions!: number;
 }
 
 export class PauseStateResponse {

@@ -1,5 +1,7 @@
 import { Argument, type Command } from 'commander';
+import type { JobId } from '../../ids';
 import { STATE_SETS, type StateSet } from '../../keyspace';
+import type { QueueService } from '../../queue/queue.service';
 import { toJobView, type JobView } from '../../queue/job-view';
 import { BROWSE_MAX, type BrowseOptions } from '../../queue/reads';
 import { readJobViews } from '../../scripts/job-view';
@@ -44,6 +46,21 @@ function render(out: Output, set: StateSet, jobs: readonly JobView[], next: stri
   return `${table}\n${c.dim(footer)}`;
 }
 
+/**
+ * The views of browsed ids as listJobs reads them, leaving out the jobs that finished meanwhile:
+ * one pipeline for an unpartitioned queue; of a partitioned one, each read where its id says
+ * it lives (getJob: one lookup, two for a job from before the queue was partitioned).
+ */
+async function viewsOf(queues: QueueService, queue: string, ids: readonly JobId[]): Promise<JobView[]> {
+  if (ids.length === 0) return [];
+  if (!(await queues.partitionLayout(queue)).partitioned) {
+    const raws = await readJobViews(queues.context(queue), ids);
+    return raws.flatMap((raw, i) => toJobView(queue, ids[i], raw) ?? []);
+  }
+  const views = await Promise.all(ids.map((id) => queues.getJob(queue, id)));
+  return views.filter((view): view is JobView => view !== undefined);
+}
+
 /** `emq browse <queue> <set>`: jobs in one set, pending and dead newest first, active and schedule soonest first. */
 export function browseCommand(program: Command, state: RunState): void {
   program
@@ -65,9 +82,7 @@ export function browseCommand(program: Command, state: RunState): void {
           ...(flags.priority === undefined ? {} : { priority: flags.priority }),
         };
         const ids = await queues.browse(queue, set, options);
-        // Views as listJobs reads them (one pipeline), leaving out the jobs that finished meanwhile.
-        const raws = ids.length === 0 ? [] : await readJobViews(queues.context(queue), ids);
-        const jobs = raws.flatMap((raw, i) => toJobView(queue, ids[i], raw) ?? []);
+        const jobs = await viewsOf(queues, queue, ids);
         // Pages continue by id, for pending and dead: a full page may have more behind it.
         const pages = set === 'pending' || set === 'dead';
         const next = pages && ids.length === flags.limit ? ids[ids.length - 1] : null;

@@ -8,7 +8,7 @@ import {
   type QueueDiagnosis,
   type SkippedQueue,
 } from '../../doctor';
-import { isValidQueueName } from '../../keyspace';
+import { isPhysicalQueueName } from '../../keyspace';
 import type { QueueService } from '../../queue/queue.service';
 import type { ScriptedClient } from '../../scripts';
 import { integerOption } from '../arguments';
@@ -70,19 +70,20 @@ function render(out: Output, report: DoctorReport): string {
 }
 
 /**
- * Every queue to look at under the prefix: the registry's, and those a SCAN finds by their
- * format key (the reapers prune idle queues from the registry, and a queue holding only orphan
- * rows is idle). A registry entry that is no queue name is skipped, and reported as not checked.
+ * Every physical queue to look at under the prefix (each partition of a partitioned queue is one,
+ * checked and reported by its own name, `emails#2`): the registry's, and those a SCAN finds by
+ * their format key (the reapers prune idle queues from the registry, and a queue holding only
+ * orphan rows is idle). A registry entry that is no queue name is skipped, and reported as not checked.
  */
 async function everyQueue(
   queues: QueueService,
   redis: ScriptedClient,
 ): Promise<{ names: string[]; skipped: SkippedQueue[] }> {
-  const registered = await queues.listQueues();
+  const registered = await queues.listPhysicalQueues();
   const names = new Set(await discoverQueues(redis, queues.settings.keyPrefix));
   const skipped: SkippedQueue[] = [];
   for (const name of registered) {
-    if (isValidQueueName(name)) names.add(name);
+    if (isPhysicalQueueName(name)) names.add(name);
     else
       skipped.push({
         queue: name,
@@ -90,6 +91,28 @@ async function everyQueue(
       });
   }
   return { names: [...names].sort(), skipped };
+}
+
+/**
+ * The physical queues of the queue named: itself when it is unpartitioned (or a partition named
+ * by its own name), else each of its partitions and itself that holds anything, by its format
+ * key or the registry (every queue records its format on first use). A partition never used
+ * has no keys to check, and a queue partitioned from its first job has none of its own.
+ */
+async function physicalQueuesOf(
+  queues: QueueService,
+  redis: ScriptedClient,
+  queue: string,
+): Promise<string[]> {
+  const layout = await queues.partitionLayout(queue);
+  if (!layout.partitioned) return [layout.queue];
+  const registered = new Set(await queues.listPhysicalQueues());
+  const used = await Promise.all(
+    layout.physical.map(
+      async (name) => registered.has(name) || (await redis.exists(queues.context(name).keys.format)) === 1,
+    ),
+  );
+  return layout.physical.filter((_, index) => used[index]);
 }
 
 /** 1 when something found is left unrepaired, else 3 when a queue could not be checked, else 0. */
@@ -100,16 +123,18 @@ export function doctorExitCode(report: DoctorReport): number {
 
 /**
  * `emq doctor [queue] [--repair]`: checks the stored state of a queue (every queue under the
- * prefix when omitted) against the invariants. Exit 1 when it finds a problem it did not repair,
- * 3 when it could not check a queue as a whole.
+ * prefix when omitted) against the invariants; a partitioned queue is checked partition by
+ * partition, each reported by its physical name. Exit 1 when it finds a problem it did not
+ * repair, 3 when it could not check a queue as a whole.
  */
 export function doctorCommand(program: Command, state: RunState): void {
   program
     .command('doctor')
     .description(
-      'check queues against the invariants (every queue under the prefix if omitted); --repair mends what it finds',
+      'check queues against the invariants (every queue under the prefix if omitted, each partition ' +
+        'of a partitioned queue by its own name); --repair mends what it finds',
     )
-    .argument('[queue]', 'a queue name')
+    .argument('[queue]', 'a queue name (every partition of it), or one partition (emails#2)')
     .option('--repair', 'mend each problem as it is found (safe beside running workers)')
     .option(
       '--grace <ms>',
@@ -123,7 +148,9 @@ export function doctorCommand(program: Command, state: RunState): void {
       act(state, async ({ queues, redis, out }, queue: string | undefined, flags: DoctorFlags) => {
         if (queue !== undefined) await requireKnownQueue(queues, queue, { anyKey: true });
         const { names, skipped } =
-          queue === undefined ? await everyQueue(queues, redis) : { names: [queue], skipped: [] };
+          queue === undefined
+            ? await everyQueue(queues, redis)
+            : { names: await physicalQueuesOf(queues, redis, queue), skipped: [] };
         const report = await runDoctor(
           names.map((name) => queues.context(name)),
           { repair: flags.repair === true, leaseGraceMs: flags.grace, idsShown: flags.ids },

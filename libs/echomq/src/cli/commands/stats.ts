@@ -6,6 +6,7 @@ import type { LaneView } from '../../scripts/lane-reads';
 import { count } from '../format';
 import type { Output } from '../io';
 import { requireKnownQueue } from '../known-queue';
+import { partitionRows, type PartitionStats } from '../partition-rows';
 import { act, type RunState } from '../session';
 
 export interface QueueStats {
@@ -16,16 +17,41 @@ export interface QueueStats {
   readonly lanes: LaneView[];
   /** The transition counters (enqueued, completed, failed, dead, reaped, ...). */
   readonly metrics: Record<string, number>;
+  /**
+   * Of a partitioned queue named alone: each of its physical queues. The fields above are the
+   * queue's totals over all of them.
+   */
+  readonly partitions?: PartitionStats[];
 }
 
-async function statsOf(queues: QueueService, queue: string): Promise<QueueStats> {
-  const [counts, paused, lanes, metrics] = await Promise.all([
+/** A queue's stats; with `perPartition`, a partitioned queue's physical queues too. */
+async function statsOf(queues: QueueService, queue: string, perPartition: boolean): Promise<QueueStats> {
+  const layout = perPartition ? await queues.partitionLayout(queue) : undefined;
+  const [counts, paused, lanes, metrics, partitions] = await Promise.all([
     queues.counts(queue),
     queues.isPaused(queue),
     queues.lanes(queue),
     queues.metrics(queue),
+    layout?.partitioned ? partitionRows(queues, layout) : undefined,
   ]);
-  return { queue, counts, paused, lanes, metrics };
+  return { queue, counts, paused, lanes, metrics, ...(partitions ? { partitions } : {}) };
+}
+
+function renderPartitions(out: Output, partitions: readonly PartitionStats[]): string {
+  const c = out.colors;
+  return out.table(
+    ['partition', 'pending', 'active', 'schedule', 'dead', 'paused', 'new jobs'],
+    partitions.map((p) => [
+      p.queue,
+      count(p.counts.pending),
+      count(p.counts.active),
+      count(p.counts.schedule),
+      p.counts.dead > 0 ? c.red(count(p.counts.dead)) : '0',
+      p.paused ? c.yellow('paused') : 'no',
+      p.draining ? c.dim('no (draining)') : 'yes',
+    ]),
+    { right: [1, 2, 3, 4] },
+  );
 }
 
 function render(out: Output, stats: readonly QueueStats[], one: boolean, skipped: readonly string[]): string {
@@ -55,6 +81,7 @@ function render(out: Output, stats: readonly QueueStats[], one: boolean, skipped
   ];
   if (!one) return [...parts, ...note].join('\n');
   const [only] = stats;
+  if (only.partitions) parts.push(renderPartitions(out, only.partitions));
   if (only.lanes.length > 0) {
     parts.push(
       out.table(
@@ -85,23 +112,28 @@ function render(out: Output, stats: readonly QueueStats[], one: boolean, skipped
   return parts.join('\n');
 }
 
-/** `emq stats [queue]`: depths, pause, lanes and counters, of one queue or of every known one. */
+/**
+ * `emq stats [queue]`: depths, pause, lanes and counters, of one queue or of every known one; a
+ * partitioned queue shows its totals, and when named alone, a line per partition under them.
+ */
 export function statsCommand(program: Command, state: RunState): void {
   program
     .command('stats')
     .description(
-      'depth of each set, paused state, lanes and counters of a queue (every known queue if omitted)',
+      'depth of each set, paused state, lanes and counters of a queue (every known queue if omitted); ' +
+        'a partitioned queue: its totals, and a line per partition',
     )
-    .argument('[queue]', 'a queue name')
+    .argument('[queue]', 'a queue name, or one partition (emails#2)')
     .action(
       act(state, async ({ queues, out }, queue: string | undefined) => {
         if (queue !== undefined) await requireKnownQueue(queues, queue);
-        const registered = queue === undefined ? await queues.listQueues() : [queue];
+        // The queue named was checked (a partition's own name is one too); the registry's are not.
+        const registered = queue === undefined ? await queues.listQueues() : [];
         // A registry entry that is no queue name (written by hand) names no keys: it is left out.
-        const names = registered.filter((name) => isValidQueueName(name));
+        const names = queue === undefined ? registered.filter((name) => isValidQueueName(name)) : [queue];
         const skipped = registered.filter((name) => !isValidQueueName(name));
         const stats: QueueStats[] = [];
-        for (const name of names) stats.push(await statsOf(queues, name));
+        for (const name of names) stats.push(await statsOf(queues, name, queue !== undefined));
         out.result({ queues: stats, ...(skipped.length > 0 ? { skipped } : {}) }, () =>
           render(out, stats, queue !== undefined, skipped),
         );
