@@ -204,6 +204,8 @@ describe('module, queue and processor options', () => {
       { connection: { port: 6380 } },
       { connection: { path: '/tmp/redis.sock' } },
       { connection: { cluster: { nodes: [{ host: '127.0.0.1', port: 7000 }] } } },
+      // Durable writes on a cluster: each WAIT goes to the master of the confirmed key's slot.
+      { connection: { cluster: { nodes: [{ host: '127.0.0.1', port: 7000 }] } }, durable: { replicas: 1 } },
       { connection: { url: 'redis://r:6379', db: 2, lazyConnect: true } },
       { connection, nodeId: 0, eventsMaxLen: 100, maxPayloadBytes: 1, idempotencyTtlMs: 1_000 },
       { connection, nodeId: 1023, eventsMaxLen: 1_000_000, maxPayloadBytes: PAYLOAD_MAX_BYTES },

@@ -1,5 +1,6 @@
 import type { Scenario } from '../scenario';
 import { clockSkew } from './clock-skew';
+import { clusterFailover } from './cluster-failover';
 import { failover } from './failover';
 import { hostileInput } from './hostile-input';
 import { memoryPressure } from './memory-pressure';
@@ -20,4 +21,5 @@ export const SCENARIOS: readonly Scenario[] = [
   hostileInput,
   memoryPressure,
   failover,
+  clusterFailover,
 ];

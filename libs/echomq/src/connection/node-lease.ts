@@ -5,6 +5,7 @@ import { RedisUnavailableError } from '../errors';
 import { LeasedSnowflakes, MAX_NODE, NodeLeaseLostError, type MintWindow } from '../ids';
 import { nodeLeaseKey } from '../keyspace';
 import type { ReplicaWait } from '../durability/replica-confirmer';
+import { ReplicatedRenewal } from '../durability/replicated-renewal';
 import { RedisCommandRefusedError, type RedisOutOfMemoryError } from '../redis-errors';
 import type { RedisClient } from '../scripts';
 import { typedOutOfMemory } from '../scripts/reply-errors';
@@ -148,8 +149,8 @@ export class NodeLease {
   /** After a loss, the lost node is tried first: taking it back keeps the process's ids on one node. */
   private retakeNode?: number;
   private closed = false;
-  /** A tenure waiting for its replicas was reported (once per process, not per renewal). */
-  private unreplicatedWarned = false;
+  /** With durable writes: a tenure's renewals until its replicas confirmed it. */
+  private readonly replicatedRenewal?: ReplicatedRenewal;
   /**
    * Durable writes whose confirmation Redis refuses for good (a user without +wait): no
    * tenure can open, so a wait for an id fails at once with this rather than timing out.
@@ -171,6 +172,7 @@ export class NodeLease {
     this.logger = options.logger ?? new Logger('EchoMQ');
     this.fullRedis = new FullRedisNotice(this.logger, 'The Snowflake node lease', this.clock);
     this.snowflakes = new LeasedSnowflakes(() => this.tenure, this.clock);
+    if (options.durable) this.replicatedRenewal = new ReplicatedRenewal(options.durable, this.logger);
   }
 
   /** The node held now (it may still be waiting out its first window), or undefined. */
@@ -332,7 +334,7 @@ export class NodeLease {
     try {
       reply = tenure.replicated
         ? await this.redis.eval(RENEW_LUA, 1, this.key(tenure.node), tenure.token, this.leaseMs)
-        : await this.replicatedRenewal(tenure);
+        : await this.confirmReplicated(tenure);
       if (reply === undefined) return;
     } catch (error) {
       if (error instanceof RedisCommandRefusedError) {
@@ -372,34 +374,19 @@ export class NodeLease {
   }
 
   /**
-   * A tenure's first confirmation with durable writes: the renewal and WAIT on the replica
-   * confirmation connection, one pipeline (the renewal's PEXPIRE is the write WAIT waits for).
-   * Why: if the master fails, the promoted replica must hold this tenure's token, not an older
-   * one (an earlier holder's key that expired or was deleted here but not yet there), or the
-   * earlier holder would renew there and mint beside this one (docs/model.md, "Assumptions").
-   * Undefined when the token is held but not yet replicated: like a failed renewal, the
-   * window stays shut and the next renewal asks again.
+   * A tenure's first confirmation with durable writes, on the master holding its key (see
+   * ReplicatedRenewal). Undefined when the token is held but not yet replicated: like a failed
+   * renewal, the window stays shut and the next renewal asks again.
    */
-  private async replicatedRenewal(tenure: Tenure): Promise<unknown> {
-    const durable = this.options.durable!;
+  private async confirmReplicated(tenure: Tenure): Promise<unknown> {
     const key = this.key(tenure.node);
-    const { reply, acknowledged } = await durable.confirm((pipeline) =>
-      pipeline.eval(RENEW_LUA, 1, key, tenure.token, this.leaseMs),
-    );
-    const [held] = reply as [number, number];
+    const renewed = await this.replicatedRenewal!.renew(tenure.node, {
+      key,
+      append: (pipeline) => pipeline.eval(RENEW_LUA, 1, key, tenure.token, this.leaseMs),
+    });
     this.refusal = undefined;
-    if (held !== 1 || acknowledged >= durable.replicas) {
-      if (held === 1 && this.tenure === tenure) tenure.replicated = true;
-      return reply;
-    }
-    if (!this.unreplicatedWarned) {
-      this.unreplicatedWarned = true;
-      this.logger.warn(
-        `Snowflake node ${tenure.node} is leased, but only ${acknowledged} of ${durable.replicas} replicas ` +
-          'confirmed it: minting waits for them (durable writes)',
-      );
-    }
-    return undefined;
+    if (renewed?.replicated && this.tenure === tenure) tenure.replicated = true;
+    return renewed?.reply;
   }
 
   private scheduleRenewal(): void {

@@ -14,8 +14,8 @@ export type DurableScriptContext = ScriptContext & { readonly durability?: Repli
 const confirmers = new WeakMap<RedisConnections, ReplicaConfirmer>();
 
 /**
- * The application's one replica confirmer (one connection, one WAIT shared by concurrent
- * callers), created on first use; undefined when writes are not durable.
+ * The application's one replica confirmer (a connection per master, one WAIT at a time on each,
+ * shared by its concurrent callers), created on first use; undefined when writes are not durable.
  */
 export function replicaWaitFor(
   connections: RedisConnections,

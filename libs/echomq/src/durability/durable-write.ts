@@ -46,7 +46,7 @@ async function checkOnce(
 ): Promise<ReplicaCheck> {
   try {
     const { reply, acknowledged } = await wait.confirm(
-      (pipeline) => pipeline.pexpire(replyKey, ttlMs),
+      { key: replyKey, append: (pipeline) => pipeline.pexpire(replyKey, ttlMs) },
       bound,
     );
     return Number(reply) === 1 ? { state: 'present', acknowledged } : { state: 'absent' };
@@ -59,9 +59,10 @@ async function checkOnce(
 
 /**
  * The confirmation, asked again while its answer is unknown (the confirmation connection is
- * reconnecting, as in a failover) until `untilMs` or `bound`'s signal (see repeatUntilKnown).
- * `bound` also caps each try (a claim's cut-off). A write not found is looked for once more
- * on a fresh connection: the one asked may still be on a master the sentinels replaced.
+ * reconnecting, as in a failover; a cluster redirected it to the slot's new master) until
+ * `untilMs` or `bound`'s signal (see repeatUntilKnown). `bound` also caps each try (a claim's
+ * cut-off). A write not found is looked for once more on a fresh connection: the one asked may
+ * still be on a master the sentinels replaced.
  */
 export async function checkReplicatedUntil(
   wait: ReplicaWait,
@@ -75,7 +76,7 @@ export async function checkReplicatedUntil(
     const check = await checkOnce(wait, replyKey, ttlMs, bound);
     if (check.state !== 'absent' || reconnected) return check;
     reconnected = true;
-    wait.reconnect();
+    wait.reconnect(replyKey);
     return checkOnce(wait, replyKey, ttlMs, bound);
   };
   try {

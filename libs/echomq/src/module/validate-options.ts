@@ -121,10 +121,8 @@ export function validateModuleOptions(options: unknown): ResolvedModuleSettings 
     );
   }
   checkFields(record, MODULE_CHECKS, '');
+  // With a cluster connection too: each confirmation goes to the master serving its key's slot.
   const given = options as EchoMqModuleOptions;
-  if (given.durable !== undefined && 'cluster' in given.connection) {
-    refuse('durable', 'is not supported with a cluster connection: WAIT would reach a node at random');
-  }
   const settings: ResolvedModuleSettings = {
     keyPrefix: given.keyPrefix ?? MODULE_DEFAULTS.keyPrefix,
     eventsMaxLen: given.eventsMaxLen ?? MODULE_DEFAULTS.eventsMaxLen,
