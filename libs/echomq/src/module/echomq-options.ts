@@ -91,7 +91,8 @@ export interface EchoMqModuleOptions {
    * Durable writes (docs/reliability.md): an enqueue resolves only once `replicas` replicas
    * acknowledged it (else NotReplicatedError), and a claimed job starts only once its claim
    * is replicated, so a failover can neither lose an acknowledged enqueue nor hand one
-   * fencing token to two holders. Not with a cluster connection.
+   * fencing token to two holders. On a cluster each confirmation waits for the replicas of
+   * the master that holds the write, so every master with queues needs `replicas` of them.
    */
   readonly durable?: DurableOptions;
   /**
