@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InvalidArgumentError } from '../errors';
+import { InvalidArgumentError, JobNotFoundError } from '../errors';
 import type { JobId } from '../ids';
 import {
   assertJobId,
@@ -174,7 +174,17 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    */
   async onApplicationBootstrap(): Promise<void> {
     const queues = queuesWithConfiguredLimits(this.options, (queue) => this.processorOptions.has(queue));
-    await registerAtBoot(queues, (queue) => this.register(queue), new Logger('EchoMQ'));
+    await registerAtBoot(queues, (queue) => this.registerEveryPhysical(queue), new Logger('EchoMQ'));
+  }
+
+  /**
+   * A partitioned queue's limits live in each of its physical queues, so each one is registered
+   * (and given its share) at boot: left to a partition's first enqueue, its write would undo an
+   * admin's setLimits made in between.
+   */
+  private async registerEveryPhysical(queue: string): Promise<void> {
+    const { physical } = await this.partitionLayout(queue);
+    await Promise.all(physical.map((name) => this.register(name)));
   }
 
   /**
@@ -382,13 +392,28 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
       throw new InvalidArgumentError('timeoutMs must be an integer from 0 to 2147483647');
     }
-    // The wait follows the stream of the partition the job is in (the one its id names, unless
-    // it is a job from before the queue was partitioned).
-    const candidates = candidatesForId(await this.partitionLayout(queue), jobId);
-    let physical = candidates[0];
-    if (candidates.length > 1 && !(await readJobView(this.context(physical), jobId)))
-      physical = candidates[1];
-    return (await this.readers.waitFor(physical, jobId, timeoutMs, () => this.getJob(queue, jobId))) as R;
+    // The wait follows the stream of the partition the job is in: the one its id names, unless
+    // it is a job from before the queue was partitioned, found in the queue itself.
+    const [named, itself] = candidatesForId(await this.partitionLayout(queue), jobId);
+    const until = monotonicMs() + timeoutMs;
+    const follow = (physical: string): Promise<R> =>
+      this.readers.waitFor(physical, jobId, Math.max(0, Math.ceil(until - monotonicMs())), () =>
+        this.getJob(queue, jobId),
+      ) as Promise<R>;
+    if (itself === undefined || (await this.holds(named, jobId))) return follow(named);
+    if (await this.holds(itself, jobId)) return follow(itself);
+    // In neither: it finished a moment ago, in one of the two, whose reader still knows how.
+    try {
+      return await follow(named);
+    } catch (error) {
+      if (!(error instanceof JobNotFoundError)) throw error;
+      return follow(itself);
+    }
+  }
+
+  /** Whether the physical queue holds job `id` (a row of a live or retained job; readJobView always answers). */
+  private async holds(physical: string, id: JobId): Promise<boolean> {
+    return toJobView(physical, id, await readJobView(this.context(physical), id)) !== undefined;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { JobId } from '../../ids';
-import { assertJobId } from '../../keyspace';
+import { assertJobId, logicalQueueOf } from '../../keyspace';
 import type { CleanState } from '../../scripts/clean';
 import { promoteJob } from '../../scripts/promote-job';
 import { repeatUntilKnown } from '../../scripts/repeat';
@@ -120,7 +120,8 @@ export abstract class JobControlSurface extends HistorySurface {
   async update(queue: string, id: string, patch: JobPatch): Promise<UpdatedJobState> {
     const layout = await this.partitionLayout(queue);
     const jobId = assertJobId(id);
-    const schema = this.definitions.get(queue)?.schemas.data;
+    // A partition named directly (emails#2) has its queue's schema.
+    const schema = this.definitions.get(logicalQueueOf(queue))?.schemas.data;
     const update = await buildJobUpdate(queue, patch, this.settings.maxPayloadBytes, schema);
     if (layout.partitioned && update.lane !== undefined) refuseLaneMove(queue, layout.count);
     return this.onJob(queue, jobId, (ctx) => {

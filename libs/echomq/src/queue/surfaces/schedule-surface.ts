@@ -14,11 +14,14 @@ import type {
 } from '../../schedules/schedule-types';
 import { upsertSchedule } from '../../schedules/upsert-schedule';
 import { JobControlSurface } from './job-control-surface';
-import { partitionQueueName } from '../../keyspace';
+import { logicalQueueOf, partitionQueueName } from '../../keyspace';
 import type { ScriptContext } from '../../scripts';
 import { assertScheduleKey } from '../../schedules/schedule-definition';
 import type { PartitionLayout } from '../partitions/partition-layout';
 import { bucketOf } from '../partitions/partition-routing';
+
+/** listSchedules' page without a limit: as schedule-reads.ts reads each partition's. */
+const SCHEDULE_PAGE_DEFAULT = 100;
 
 /** QueueService's schedules: upsert, remove and list cron and interval schedulers (docs/schedules.md). */
 export abstract class ScheduleSurface extends JobControlSurface {
@@ -43,7 +46,8 @@ export abstract class ScheduleSurface extends JobControlSurface {
     template?: ScheduleTemplate<T>,
   ): Promise<UpsertScheduleResult> {
     const layout = await this.partitionLayout(queue);
-    const schema = this.definitions.get(queue)?.schemas.data;
+    // A partition named directly (emails#2) has its queue's schema.
+    const schema = this.definitions.get(logicalQueueOf(queue))?.schemas.data;
     if (schema) await checkJobData(queue, schema, [{ data: template?.data }]);
     const ctx = await this.scheduleHome(layout, key);
     return upsertSchedule(ctx, key, spec, template, this.scheduleDeps());
@@ -83,7 +87,8 @@ export abstract class ScheduleSurface extends JobControlSurface {
     const contexts = await this.contextsOf(queue);
     const pages = await Promise.all(contexts.map((ctx) => listSchedules<T>(ctx, options)));
     if (pages.length === 1) return pages[0];
-    const limit = options?.limit ?? pages.reduce((most, page) => Math.max(most, page.length), 0);
+    // The merged page is as long as one partition's would be (the options were checked above).
+    const limit = options?.limit ?? SCHEDULE_PAGE_DEFAULT;
     return pages
       .flat()
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))

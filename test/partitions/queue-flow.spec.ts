@@ -1,0 +1,150 @@
+import type { INestApplication } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { InvalidArgumentError, QueueService, readLimits, type FlowLimits } from '@app/echomq/internal';
+import { bootApp } from '../support/nest';
+import { connect, uniqueQueue } from '../support/redis';
+
+const PARTITIONS = 3;
+const UNSET: FlowLimits = {
+  rateLimit: null,
+  globalConcurrency: null,
+  laneConcurrency: null,
+  laneRateLimit: null,
+};
+
+describe('flow control of a partitioned queue', () => {
+  let redis: Redis;
+  let app: INestApplication;
+  let queues: QueueService;
+
+  beforeAll(async () => {
+    redis = connect();
+    app = await bootApp([], { defaults: { partitions: PARTITIONS } });
+    queues = app.get(QueueService);
+  });
+  afterAll(async () => {
+    await app.close();
+    await redis.quit();
+  });
+
+  const partitionsOf = (queue: string) => Array.from({ length: PARTITIONS }, (_, k) => `${queue}#${k}`);
+
+  it('pauses and resumes every partition; it is paused only when every partition is', async () => {
+    const queue = uniqueQueue('pause');
+    await queues.enqueue(queue, 1);
+    expect(await queues.isPaused(queue)).toBe(false);
+    await queues.pause(queue);
+    expect(await queues.isPaused(queue)).toBe(true);
+    for (const physical of [queue, ...partitionsOf(queue)])
+      expect(await queues.isPaused(physical)).toBe(true);
+    await queues.resume(`${queue}#1`);
+    expect(await queues.isPaused(queue)).toBe(false);
+    await queues.pause(queue);
+    await queues.resume(queue);
+    for (const physical of [queue, ...partitionsOf(queue)])
+      expect(await queues.isPaused(physical)).toBe(false);
+    expect(await queues.isPaused(queue)).toBe(false);
+  });
+
+  it('splits globalConcurrency and rateLimit over the partitions and reads the total back', async () => {
+    const queue = uniqueQueue('limits');
+    await queues.setLimits(queue, {
+      globalConcurrency: 10,
+      rateLimit: { max: 100, windowMs: 1_000 },
+      laneConcurrency: 2,
+    });
+    expect(await queues.getLimits(queue)).toEqual({
+      ...UNSET,
+      globalConcurrency: 10,
+      rateLimit: { max: 100, windowMs: 1_000 },
+      laneConcurrency: 2,
+    });
+    const shares = await Promise.all(partitionsOf(queue).map((physical) => queues.getLimits(physical)));
+    expect(shares.map((limits) => limits.globalConcurrency)).toEqual([4, 3, 3]);
+    expect(shares.map((limits) => limits.rateLimit)).toEqual([
+      { max: 34, windowMs: 1_000 },
+      { max: 33, windowMs: 1_000 },
+      { max: 33, windowMs: 1_000 },
+    ]);
+    // Lane limits are not split: a lane lives in one partition.
+    expect(shares.map((limits) => limits.laneConcurrency)).toEqual([2, 2, 2]);
+    // The queue itself (where jobs from before it was partitioned drain) gets the smallest share.
+    expect(await readLimits(queues.context(queue))).toMatchObject({
+      globalConcurrency: 3,
+      rateLimit: { max: 33, windowMs: 1_000 },
+    });
+
+    // A limit left out stays; null clears one in every partition.
+    await queues.setLimits(queue, { globalConcurrency: null });
+    expect(await queues.getLimits(queue)).toMatchObject({ globalConcurrency: null, rateLimit: { max: 100 } });
+    for (const physical of partitionsOf(queue)) {
+      expect((await queues.getLimits(physical)).globalConcurrency).toBeNull();
+    }
+  });
+
+  it('refuses a globalConcurrency below the partition count, writing nothing', async () => {
+    const queue = uniqueQueue('refuse');
+    await queues.setLimits(queue, { globalConcurrency: 9, laneConcurrency: 4 });
+    const before = await Promise.all(
+      [queue, ...partitionsOf(queue)].map((physical) => queues.getLimits(physical)),
+    );
+    await expect(queues.setLimits(queue, { globalConcurrency: 2, laneConcurrency: 7 })).rejects.toThrow(
+      InvalidArgumentError,
+    );
+    await expect(queues.setLimits(queue, { rateLimit: { max: 1, windowMs: 1_000 } })).rejects.toThrow(
+      InvalidArgumentError,
+    );
+    const after = await Promise.all(
+      [queue, ...partitionsOf(queue)].map((physical) => queues.getLimits(physical)),
+    );
+    expect(after).toEqual(before);
+    expect(await queues.getLimits(queue)).toEqual({ ...UNSET, globalConcurrency: 9, laneConcurrency: 4 });
+
+    // On a queue never written to, the refusal leaves no key behind.
+    const fresh = uniqueQueue('refuse-fresh');
+    await expect(queues.setLimits(fresh, { globalConcurrency: 1 })).rejects.toThrow(
+      /cannot be split over 3 partitions/,
+    );
+    expect(await redis.keys(`emq:{${fresh}*`)).toEqual([]);
+    expect(await queues.getLimits(fresh)).toEqual(UNSET);
+  });
+
+  describe('limits configured for the queue', () => {
+    const configured = uniqueQueue('configured');
+    let producer: INestApplication;
+    let admin: INestApplication;
+
+    beforeAll(async () => {
+      producer = await bootApp([], {
+        queues: {
+          [configured]: {
+            partitions: PARTITIONS,
+            globalConcurrency: 9,
+            rateLimit: { max: 30, windowMs: 1_000 },
+          },
+        },
+      });
+      admin = await bootApp([]);
+    });
+    afterAll(async () => {
+      await producer.close();
+      await admin.close();
+    });
+
+    it('are split over the partitions at boot, and an admin change made later is not undone by the first enqueues', async () => {
+      const mine = producer.get(QueueService);
+      expect(await mine.getLimits(configured)).toMatchObject({
+        globalConcurrency: 9,
+        rateLimit: { max: 30, windowMs: 1_000 },
+      });
+      expect((await mine.getLimits(`${configured}#0`)).globalConcurrency).toBe(3);
+      // An admin in another process changes the limit before the producer's first enqueue.
+      await admin.get(QueueService).setLimits(configured, { globalConcurrency: 30 });
+      for (let n = 0; n < PARTITIONS; n++) await mine.enqueue(configured, { n });
+      expect((await mine.getLimits(configured)).globalConcurrency).toBe(30);
+      for (const physical of partitionsOf(configured)) {
+        expect((await mine.getLimits(physical)).globalConcurrency).toBe(10);
+      }
+    });
+  });
+});
