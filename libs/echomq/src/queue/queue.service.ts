@@ -1,14 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InvalidArgumentError, JobNotFoundError } from '../errors';
 import type { JobId } from '../ids';
-import {
-  assertJobId,
-  logicalQueueOf,
-  parsePhysicalQueue,
-  queueKeys,
-  queueRegistryKey,
-  type StateSet,
-} from '../keyspace';
+import { logicalQueueOf, parsePhysicalQueue, queueKeys, queueRegistryKey } from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
 import { replicaWaitFor, type DurableScriptContext } from '../durability/durable-context';
@@ -16,33 +8,25 @@ import type { ReplicaWait } from '../durability/replica-confirmer';
 import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
 import { resolveModuleSettings } from '../module/echomq-options';
 import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
-import { readJobView, readJobViews, removeJob, retryDead, type RemovedFrom } from '../scripts';
 import { isKeyed, type EnqueueResult } from './dedupe-options';
 import { checkEnqueueOptions, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
 import { Enqueuer } from './enqueuer';
-import { toJobView, type JobView } from './job-view';
 import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
-import type { QueueEventListener } from '../events/queue-event';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
 import { configuredLimits } from './flow-limits';
 import type { FlowLimits } from '../scripts/set-limits';
 import { queuesWithConfiguredLimits, registerAtBoot } from './limits-at-boot';
-import { countStates, readMetrics, type BrowseOptions, type QueueCounts } from './reads';
 
 import { ENQUEUE_MANY_MAX } from '../scripts/limits';
-import { newRequestId } from '../scripts/request-id';
-import { repeatUntilKnown } from '../scripts/repeat';
 import type { QueueDefinition } from './queue-definition';
 import { QueueDefinitions } from './queue-definitions';
 import { QueueRegistration } from './queue-registration';
 import { QueueHandle } from './queue-handle';
-import { ScheduleSurface } from './surfaces/schedule-surface';
+import { EventSurface } from './surfaces/event-surface';
 import { monotonicMs } from '../monotonic';
 import { PartitionDirectory } from './partitions/partition-directory';
-import { candidatesForId, type PartitionLayout } from './partitions/partition-layout';
+import type { PartitionLayout } from './partitions/partition-layout';
 import { partitionLimits } from './partitions/partition-limits';
-import { sumFields } from './partitions/partition-merge';
-import { browseAcross } from './partitions/partitioned-reads';
 import { RoundRobin } from './partitions/partition-routing';
 import { planEnqueue, targetFor } from './partitions/enqueue-plan';
 
@@ -53,7 +37,7 @@ export { ENQUEUE_MANY_MAX };
  * Inject it anywhere once EchoMqModule is imported; it runs no workers itself.
  */
 @Injectable()
-export class QueueService extends ScheduleSurface implements OnApplicationBootstrap {
+export class QueueService extends EventSurface implements OnApplicationBootstrap {
   readonly settings: ResolvedModuleSettings;
   private readonly contexts = new Map<string, DurableScriptContext>();
   /** Confirms enqueues and claims with WAIT when the module option `durable` is set. */
@@ -62,7 +46,7 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
   /** Options of the @Processor serving a queue in this application; they win over configuration. */
   private readonly processorOptions = new Map<string, QueueOptions>();
   /** One event reader per queue someone listens to, closed when idle. */
-  private readonly readers: QueueEventReaders;
+  protected readonly readers: QueueEventReaders;
   private readonly enqueuer: Enqueuer;
   /** Typed definitions this application declared (forFeature, @Processor, queue()): their data schemas apply at enqueue. */
   protected readonly definitions = new QueueDefinitions();
@@ -273,53 +257,6 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
     return ordered;
   }
 
-  /** The job and its state, or undefined when no such job exists (or it finished and was not retained). */
-  async getJob<T = unknown>(queue: string, id: string): Promise<JobView<T> | undefined> {
-    const jobId = assertJobId(id);
-    for (const physical of candidatesForId(await this.partitionLayout(queue), jobId)) {
-      const view = toJobView<T>(queue, jobId, await readJobView(this.context(physical), jobId));
-      if (view) return view;
-    }
-    return undefined;
-  }
-
-  /** Ids in one state: pending and dead newest first, active and schedule soonest first. */
-  async browse(queue: string, state: StateSet, options?: BrowseOptions): Promise<JobId[]> {
-    return browseAcross(await this.contextsOf(queue), state, options);
-  }
-
-  /** Like browse, with each job's view; read in one pipelined round trip. Jobs that finished meanwhile are left out. */
-  async listJobs<T = unknown>(
-    queue: string,
-    state: StateSet,
-    options?: BrowseOptions,
-  ): Promise<JobView<T>[]> {
-    const layout = await this.partitionLayout(queue);
-    const ids = await browseAcross(this.contextsIn(layout), state, options);
-    if (ids.length === 0) return [];
-    if (!layout.partitioned) {
-      const raws = await readJobViews(this.context(layout.queue), ids);
-      return raws.flatMap((raw, index) => toJobView<T>(queue, ids[index], raw) ?? []);
-    }
-    // Each id read where it names its partition (one pipelined read per partition).
-    const views = await Promise.all(ids.map((id) => this.getJob<T>(queue, id)));
-    return views.filter((view): view is JobView<T> => view !== undefined);
-  }
-
-  /** The four depths; of a partitioned queue, summed over its partitions. */
-  async counts(queue: string): Promise<QueueCounts> {
-    const counts = await Promise.all((await this.contextsOf(queue)).map((ctx) => countStates(ctx)));
-    return counts.length === 1 ? counts[0] : sumFields(counts);
-  }
-
-  /** Transition counters; of a partitioned queue, summed over its partitions. */
-  async metrics(queue: string): Promise<Record<string, number>> {
-    const read = await Promise.all(
-      (await this.contextsOf(queue)).map((ctx) => readMetrics(ctx.redis, ctx.keys)),
-    );
-    return read.length === 1 ? read[0] : sumFields(read);
-  }
-
   /** Names of every queue that was ever enqueued to or served (a partitioned queue once, by its own name). */
   async listQueues(): Promise<string[]> {
     return [...new Set((await this.listPhysicalQueues()).map(logicalQueueOf))].sort();
@@ -331,28 +268,6 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
    */
   async listPhysicalQueues(): Promise<string[]> {
     return (await this.connections.client.smembers(queueRegistryKey(this.settings.keyPrefix))).sort();
-  }
-
-  /** dead -> pending with a fresh retry budget. Throws JobNotFoundError / JobStateError. */
-  async retry(queue: string, id: string): Promise<void> {
-    const jobId = assertJobId(id);
-    await this.onJob(queue, jobId, (ctx) => {
-      const requestId = newRequestId();
-      return repeatUntilKnown(() => retryDead(ctx, jobId, requestId), this.repeatOnce());
-    });
-  }
-
-  /**
-   * Removes a job in any state. An active job's handler is aborted promptly, in whichever process
-   * runs it (within about 100 ms, through the queue's cancels stream), and its late settlement
-   * changes nothing (STALE).
-   */
-  async remove(queue: string, id: string): Promise<RemovedFrom> {
-    const jobId = assertJobId(id);
-    return this.onJob(queue, jobId, (ctx) => {
-      const requestId = newRequestId();
-      return repeatUntilKnown(() => removeJob(ctx, jobId, requestId), this.repeatOnce());
-    });
   }
 
   /**
@@ -379,54 +294,5 @@ export class QueueService extends ScheduleSurface implements OnApplicationBootst
 
   protected yieldLimits(queue: string): Promise<void> {
     return this.registration.yieldLimits(queue);
-  }
-
-  /**
-   * Waits for a job to finish: resolves with its result (when it completes) or rejects
-   * with JobFailedError (dead), JobNotFoundError (removed or unknown) or WaitTimeoutError.
-   * Uses a dedicated connection for the blocking read while it waits.
-   */
-  async waitFor<R = unknown>(queue: string, id: string, timeoutMs = 30_000): Promise<R> {
-    const jobId = assertJobId(id);
-    // Past 2^31-1 ms Node's timers fire at once, which would turn a long wait into an instant timeout.
-    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
-      throw new InvalidArgumentError('timeoutMs must be an integer from 0 to 2147483647');
-    }
-    // The wait follows the stream of the partition the job is in: the one its id names, unless
-    // it is a job from before the queue was partitioned, found in the queue itself.
-    const [named, itself] = candidatesForId(await this.partitionLayout(queue), jobId);
-    const until = monotonicMs() + timeoutMs;
-    const follow = (physical: string): Promise<R> =>
-      this.readers.waitFor(physical, jobId, Math.max(0, Math.ceil(until - monotonicMs())), () =>
-        this.getJob(queue, jobId),
-      ) as Promise<R>;
-    if (itself === undefined || (await this.holds(named, jobId))) return follow(named);
-    if (await this.holds(itself, jobId)) return follow(itself);
-    // In neither: it finished a moment ago, in one of the two, whose reader still knows how.
-    try {
-      return await follow(named);
-    } catch (error) {
-      if (!(error instanceof JobNotFoundError)) throw error;
-      return follow(itself);
-    }
-  }
-
-  /** Whether the physical queue holds job `id` (a row of a live or retained job; readJobView always answers). */
-  private async holds(physical: string, id: JobId): Promise<boolean> {
-    return toJobView(physical, id, await readJobView(this.context(physical), id)) !== undefined;
-  }
-
-  /**
-   * Calls listener with every event of the queue from now on (completed, failed, dead,
-   * ...). Returns the function that unsubscribes. All subscriptions and waits of one
-   * queue share one connection, closed once none is left for a while. A listener that
-   * throws or rejects is logged; it never stops other listeners or waits.
-   */
-  async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
-    const { physical } = await this.partitionLayout(queue);
-    if (physical.length === 1) return this.readers.subscribe(physical[0], listener);
-    // One reader per partition, each in its own stream order (events of two partitions interleave).
-    const stops = await Promise.all(physical.map((name) => this.readers.subscribe(name, listener)));
-    return () => stops.forEach((stop) => stop());
   }
 }

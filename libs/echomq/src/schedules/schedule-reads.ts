@@ -6,7 +6,7 @@ import { assertScheduleKey, parseDefinition, toScheduleView } from './schedule-d
 import type { ScheduleListOptions, ScheduleView } from './schedule-types';
 
 export const SCHEDULE_LIST_MAX = 1_000;
-const SCHEDULE_LIST_DEFAULT = 100;
+export const SCHEDULE_LIST_DEFAULT = 100;
 /** Keys read per HSCAN call: each call is bounded, whatever the number of schedules. */
 const SCAN_COUNT = 500;
 

@@ -23,7 +23,7 @@ export async function browseAcross(
   }
   const scored = await Promise.all(
     contexts.map(async (ctx) => {
-      const flat = (await ctx.redis.zrange(ctx.keys.set(state), 0, limit - 1, 'WITHSCORES'));
+      const flat = await ctx.redis.zrange(ctx.keys.set(state), 0, limit - 1, 'WITHSCORES');
       const pairs: [JobId, number][] = [];
       for (let i = 0; i < flat.length; i += 2) pairs.push([flat[i] as JobId, Number(flat[i + 1])]);
       return pairs;

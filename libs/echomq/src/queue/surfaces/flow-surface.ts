@@ -3,12 +3,12 @@ import type { FlowLimits } from '../../scripts/set-limits';
 import * as flow from '../flow-admin';
 import { assertFlowLimits } from '../flow-limits';
 import { laneHoldsOf, queueHeldUntil } from '../holds';
-import { QueueSurface } from './queue-surface';
+import { JobSurface } from './job-surface';
 import { partitionLimits, summedLimits } from '../partitions/partition-limits';
 import { latestHolds, mergeLanes } from '../partitions/partition-merge';
 
 /** QueueService's flow control: pause, limits, lanes and their holds (docs/flow-control.md). */
-export abstract class FlowSurface extends QueueSurface {
+export abstract class FlowSurface extends JobSurface {
   /** This process's configured limits must not overwrite an admin's at its next registration. */
   protected abstract yieldLimits(queue: string): Promise<void>;
 

@@ -2,7 +2,7 @@ import { checkJobData } from '../check-job-data';
 import { advanceSchedule, type AdvanceOutcome } from '../../schedules/advance-schedule';
 import { removeSchedule } from '../../schedules/remove-schedule';
 import type { ScheduleDeps } from '../../schedules/schedule-deps';
-import { getSchedule, listSchedules } from '../../schedules/schedule-reads';
+import { getSchedule, listSchedules, SCHEDULE_LIST_DEFAULT } from '../../schedules/schedule-reads';
 import { ScheduleSweeper, type SweepResult } from '../../schedules/schedule-sweep';
 import type {
   ScheduleListOptions,
@@ -21,7 +21,6 @@ import type { PartitionLayout } from '../partitions/partition-layout';
 import { bucketOf } from '../partitions/partition-routing';
 
 /** listSchedules' page without a limit: as schedule-reads.ts reads each partition's. */
-const SCHEDULE_PAGE_DEFAULT = 100;
 
 /** QueueService's schedules: upsert, remove and list cron and interval schedulers (docs/schedules.md). */
 export abstract class ScheduleSurface extends JobControlSurface {
@@ -88,7 +87,7 @@ export abstract class ScheduleSurface extends JobControlSurface {
     const pages = await Promise.all(contexts.map((ctx) => listSchedules<T>(ctx, options)));
     if (pages.length === 1) return pages[0];
     // The merged page is as long as one partition's would be (the options were checked above).
-    const limit = options?.limit ?? SCHEDULE_PAGE_DEFAULT;
+    const limit = options?.limit ?? SCHEDULE_LIST_DEFAULT;
     return pages
       .flat()
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))

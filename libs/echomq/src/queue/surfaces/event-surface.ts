@@ -1,0 +1,69 @@
+import { InvalidArgumentError, JobNotFoundError } from '../../errors';
+import type { QueueEventReaders } from '../../events/event-readers';
+import type { QueueEventListener } from '../../events/queue-event';
+import type { JobId } from '../../ids';
+import { assertJobId } from '../../keyspace';
+import { monotonicMs } from '../../monotonic';
+import { readJobView } from '../../scripts';
+import { toJobView } from '../job-view';
+import { candidatesForId } from '../partitions/partition-layout';
+import { ScheduleSurface } from './schedule-surface';
+
+/**
+ * QueueService's waits and subscriptions, on the queues' event streams. Of a partitioned queue
+ * (docs/partitions.md) a wait follows the stream of the job's partition and a subscription
+ * every partition's.
+ */
+export abstract class EventSurface extends ScheduleSurface {
+  /** One event reader per queue someone listens to, closed when idle. */
+  protected abstract readonly readers: QueueEventReaders;
+
+  /**
+   * Waits for a job to finish: resolves with its result (when it completes) or rejects
+   * with JobFailedError (dead), JobNotFoundError (removed or unknown) or WaitTimeoutError.
+   * Uses a dedicated connection for the blocking read while it waits.
+   */
+  async waitFor<R = unknown>(queue: string, id: string, timeoutMs = 30_000): Promise<R> {
+    const jobId = assertJobId(id);
+    // Past 2^31-1 ms Node's timers fire at once, which would turn a long wait into an instant timeout.
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
+      throw new InvalidArgumentError('timeoutMs must be an integer from 0 to 2147483647');
+    }
+    // The wait follows the stream of the partition the job is in: the one its id names, unless
+    // it is a job from before the queue was partitioned, found in the queue itself.
+    const [named, itself] = candidatesForId(await this.partitionLayout(queue), jobId);
+    const until = monotonicMs() + timeoutMs;
+    const follow = (physical: string): Promise<R> =>
+      this.readers.waitFor(physical, jobId, Math.max(0, Math.ceil(until - monotonicMs())), () =>
+        this.getJob(queue, jobId),
+      ) as Promise<R>;
+    if (itself === undefined || (await this.holds(named, jobId))) return follow(named);
+    if (await this.holds(itself, jobId)) return follow(itself);
+    // In neither: it finished a moment ago, in one of the two, whose reader still knows how.
+    try {
+      return await follow(named);
+    } catch (error) {
+      if (!(error instanceof JobNotFoundError)) throw error;
+      return follow(itself);
+    }
+  }
+
+  /** Whether the physical queue holds job `id` (a row of a live or retained job; readJobView always answers). */
+  private async holds(physical: string, id: JobId): Promise<boolean> {
+    return toJobView(physical, id, await readJobView(this.context(physical), id)) !== undefined;
+  }
+
+  /**
+   * Calls listener with every event of the queue from now on (completed, failed, dead,
+   * ...). Returns the function that unsubscribes. All subscriptions and waits of one
+   * queue share one connection, closed once none is left for a while. A listener that
+   * throws or rejects is logged; it never stops other listeners or waits.
+   */
+  async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
+    const { physical } = await this.partitionLayout(queue);
+    if (physical.length === 1) return this.readers.subscribe(physical[0], listener);
+    // One reader per partition, each in its own stream order (events of two partitions interleave).
+    const stops = await Promise.all(physical.map((name) => this.readers.subscribe(name, listener)));
+    return () => stops.forEach((stop) => stop());
+  }
+}
