@@ -151,4 +151,38 @@ describe('events of a partitioned queue', () => {
       await expect(after.waitFor(old, claim.id, 10_000)).rejects.toThrow(/old failed/);
     });
   });
+
+  it('a subscription follows the partitions a raised count adds later', async () => {
+    const grown = uniqueQueue('grown');
+    const two = await bootApp([], { queues: { [grown]: { partitions: 2 } } });
+    let four: INestApplication | undefined;
+    try {
+      await two.get(QueueService).enqueue(grown, { before: true }); // records 2 in the registry
+      const log = eventLog();
+      // The subscriber declares nothing: it reads the registry, which says 2 partitions now.
+      const stop = await unpartitioned.get(QueueService).subscribe(grown, (event) => log.listener(event));
+      try {
+        four = await bootApp([], { queues: { [grown]: { partitions: 4 } } });
+        const producer = four.get(QueueService);
+        // Partition #3 did not exist when the subscription began. A subscription sees events from
+        // when it follows a stream, so keep adding jobs there until one is seen (the subscriber
+        // reads the registry, and looks for new partitions, every 5 s).
+        const sent = new Set<string>();
+        const seen = () =>
+          log.seen.some((event) => event.type === 'enqueued' && event.ids.some((id) => sent.has(id)));
+        for (const deadline = Date.now() + 20_000; !seen() && Date.now() < deadline;) {
+          const id = await producer.enqueue(grown, { after: true });
+          if (partitionTagOf(id) === 3) sent.add(id);
+          await log.until(() => seen(), 250).catch(() => undefined);
+        }
+        expect(seen()).toBe(true);
+        expect(log.seen.every((event) => event.ids.every((id) => partitionTagOf(id)! < 4))).toBe(true);
+      } finally {
+        stop();
+      }
+    } finally {
+      await four?.close();
+      await two.close();
+    }
+  }, 30_000);
 });

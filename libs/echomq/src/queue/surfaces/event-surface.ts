@@ -7,6 +7,7 @@ import { monotonicMs } from '../../monotonic';
 import { readJobView } from '../../scripts';
 import { toJobView } from '../job-view';
 import { candidatesForId } from '../partitions/partition-layout';
+import { PARTITIONS_REFRESH_MS } from '../partitions/partition-directory';
 import { ScheduleSurface } from './schedule-surface';
 
 /**
@@ -57,13 +58,35 @@ export abstract class EventSurface extends ScheduleSurface {
    * Calls listener with every event of the queue from now on (completed, failed, dead,
    * ...). Returns the function that unsubscribes. All subscriptions and waits of one
    * queue share one connection, closed once none is left for a while. A listener that
-   * throws or rejects is logged; it never stops other listeners or waits.
+   * throws or rejects is logged; it never stops other listeners or waits. Of a partitioned
+   * queue, every partition's events (each partition's in order; two partitions' interleave),
+   * including partitions a raised count adds later (looked for every PARTITIONS_REFRESH_MS).
    */
   async subscribe(queue: string, listener: QueueEventListener): Promise<() => void> {
-    const { physical } = await this.partitionLayout(queue);
-    if (physical.length === 1) return this.readers.subscribe(physical[0], listener);
-    // One reader per partition, each in its own stream order (events of two partitions interleave).
-    const stops = await Promise.all(physical.map((name) => this.readers.subscribe(name, listener)));
-    return () => stops.forEach((stop) => stop());
+    const followed = new Map<string, () => void>();
+    let stopped = false;
+    const follow = async (): Promise<void> => {
+      for (const physical of (await this.partitionLayout(queue)).physical) {
+        if (followed.has(physical)) continue;
+        const stop = await this.readers.subscribe(physical, listener);
+        // Unsubscribed, or followed by a concurrent look, while this one was starting.
+        if (stopped || followed.has(physical)) stop();
+        else followed.set(physical, stop);
+      }
+    };
+    try {
+      await follow();
+    } catch (error) {
+      for (const stop of followed.values()) stop();
+      throw error;
+    }
+    const looks = setInterval(() => void follow().catch(() => undefined), PARTITIONS_REFRESH_MS);
+    looks.unref();
+    return () => {
+      stopped = true;
+      clearInterval(looks);
+      for (const stop of followed.values()) stop();
+      followed.clear();
+    };
   }
 }
