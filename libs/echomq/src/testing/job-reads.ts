@@ -2,7 +2,8 @@ import { compareIds, type JobId } from '../ids';
 import type { StateSet } from '../keyspace';
 import { toJobView, type JobView } from '../queue/job-view';
 import type { QueueService } from '../queue/queue.service';
-import { readJobViews, type RedisClient } from '../scripts';
+import { candidatesForId } from '../queue/partitions/partition-layout';
+import { readJobViews, type RedisClient, type ScriptContext } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { execAll } from '../connection/exec-all';
 
@@ -12,19 +13,30 @@ export const READ_MAX_PER_STATE = 10_000;
 /**
  * The views of the jobs in the given sets, oldest first (mint order, which is enqueue
  * order), at most READ_MAX_PER_STATE per set. The ids are read at one instant, then the
- * views in pipelined batches; jobs that moved on in between are left out.
+ * views in pipelined batches; jobs that moved on in between are left out. A partitioned
+ * queue is read partition after partition (each at its own instant, as one queue's reads are:
+ * QueueService.browse) and merged by id.
  */
 export async function readJobs<D, R>(
   queues: QueueService,
   queue: string,
   states: readonly StateSet[],
 ): Promise<JobView<D, R>[]> {
-  const ctx = queues.context(queue);
-  const sets = states.map((state) => ctx.keys.set(state));
-  const members = await idsIn(ctx.redis, sets);
-  // A cut read can meet a job twice (it moved between two sets while they were read).
-  const ids = [...new Set(members)].sort(compareIds) as JobId[];
-  return readJobsById<D, R>(queues, queue, ids);
+  const { physical } = await queues.partitionLayout(queue);
+  const read = await Promise.all(
+    physical.map(async (name) => {
+      const ctx = queues.context(name);
+      const members = await idsIn(
+        ctx.redis,
+        states.map((state) => ctx.keys.set(state)),
+      );
+      // A cut read can meet a job twice (it moved between two sets while they were read).
+      const ids = [...new Set(members)].sort(compareIds) as JobId[];
+      return viewsIn<D, R>(ctx, queue, ids);
+    }),
+  );
+  const views = read.flat();
+  return physical.length === 1 ? views : views.sort((a, b) => compareIds(a.id, b.id));
 }
 
 /**
@@ -45,13 +57,39 @@ async function idsIn(redis: RedisClient, sets: readonly string[]): Promise<strin
   return ((await execAll(cut, 'The job ids of the cut sets')) as string[][]).flat();
 }
 
-/** The views of the given jobs that are still there (a completed job only while its row is retained). */
+/**
+ * The views of the given jobs that are still there (a completed job only while its row is
+ * retained), in the order given. Each id is looked up where QueueService.getJob looks: the
+ * partition it names, then the queue itself.
+ */
 export async function readJobsById<D, R>(
   queues: QueueService,
   queue: string,
   ids: readonly JobId[],
 ): Promise<JobView<D, R>[]> {
-  const ctx = queues.context(queue);
+  const layout = await queues.partitionLayout(queue);
+  const found = new Map<JobId, JobView<D, R>>();
+  let left = [...ids];
+  for (let probe = 0; probe < 2 && left.length > 0; probe++) {
+    const byPhysical = new Map<string, JobId[]>();
+    for (const id of left) {
+      const physical = candidatesForId(layout, id)[probe];
+      if (physical !== undefined) byPhysical.set(physical, [...(byPhysical.get(physical) ?? []), id]);
+    }
+    for (const [physical, some] of byPhysical) {
+      for (const view of await viewsIn<D, R>(queues.context(physical), queue, some)) found.set(view.id, view);
+    }
+    left = left.filter((id) => !found.has(id));
+  }
+  return ids.flatMap((id) => found.get(id) ?? []);
+}
+
+/** The views of these jobs in one physical queue, named by `queue`; those not there are left out. */
+async function viewsIn<D, R>(
+  ctx: ScriptContext,
+  queue: string,
+  ids: readonly JobId[],
+): Promise<JobView<D, R>[]> {
   const views: JobView<D, R>[] = [];
   for (let at = 0; at < ids.length; at += SCRIPT_BATCH_MAX) {
     const slice = ids.slice(at, at + SCRIPT_BATCH_MAX);

@@ -3,8 +3,8 @@ import type { QueueService } from '../queue/queue.service';
 import type { QueueCounts } from '../queue/reads';
 import { promoteDue, type ScriptContext } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
-import type { ClaimLoop } from '../worker/claim-loop';
 import type { ProcessorExplorer } from '../worker/processor-explorer';
+import type { QueueLoop } from '../worker/queue-loop';
 import { RunTimeoutError } from './errors';
 import { RunTally, type RunSummary } from './run-tally';
 
@@ -39,7 +39,9 @@ interface Deps {
 /**
  * Runs a queue's jobs in this application until none is pending or active (see
  * EchoMqTestKit.runUntilIdle). With processors not started at boot it starts the queue's
- * claim loop for the run and stops it after; otherwise it only waits.
+ * claim loops for the run and stops them after; otherwise it only waits. A partitioned queue is
+ * run whole: every physical queue of its layout is promoted (and made due) and counted, and the
+ * run is idle when all of them are drained and none of the queue's loops is busy.
  */
 export async function runUntilIdle<R>(
   { queues, explorer }: Deps,
@@ -47,6 +49,8 @@ export async function runUntilIdle<R>(
   options: RunUntilIdleOptions = {},
 ): Promise<RunSummary<R>> {
   const { timeoutMs, includeDelayed } = checkOptions(options);
+  // A physical queue that appeared since the boot (a partition, jobs in the queue itself) gets its loop first.
+  await explorer.followLayout(queue);
   const loop = explorer.requireLoop(queue);
   const manual = !explorer.isServing(queue);
   const tally = new RunTally<R>(loop.events);
@@ -77,16 +81,19 @@ export async function runUntilIdle<R>(
 async function untilIdle(
   queues: QueueService,
   queue: string,
-  loop: ClaimLoop,
+  loop: QueueLoop,
   tally: RunTally<unknown>,
   includeDelayed: boolean,
   deadline: number,
 ): Promise<{ counts: QueueCounts; idle: boolean }> {
-  const ctx = queues.context(queue);
+  const contexts = (await queues.partitionLayout(queue)).physical.map((physical) => queues.context(physical));
   for (;;) {
-    if (includeDelayed) await makeScheduledDue(ctx);
-    // Due jobs go to pending now, not at the loop's next claim: a due job is work left.
-    for (let call = 0; call < PROMOTE_CALLS_MAX && (await promoteDue(ctx, SCRIPT_BATCH_MAX)).more; call++);
+    for (const ctx of contexts) {
+      if (includeDelayed) await makeScheduledDue(ctx);
+      // Due jobs go to pending now, not at the loop's next claim: a due job is work left.
+      for (let call = 0; call < PROMOTE_CALLS_MAX && (await promoteDue(ctx, SCRIPT_BATCH_MAX)).more; call++);
+    }
+    // Summed over the physical queues of a partitioned queue.
     const counts = await queues.counts(queue);
     // Redis first, then the loop: a job Redis no longer shows as active may still have its
     // outcome on the way here, and the summary must have counted it.
@@ -99,8 +106,8 @@ async function untilIdle(
 }
 
 /**
- * Rewrites every run-at in the queue's schedule to 0, so the next promote moves them all.
- * One command on one key (atomic, on the queue's slot); it changes when jobs are due,
+ * Rewrites every run-at in one physical queue's schedule to 0, so the next promote moves them all.
+ * One command on one key (atomic, on its slot); it changes when jobs are due,
  * not which set holds them, so no job changes state here: promote does that.
  */
 async function makeScheduledDue(ctx: ScriptContext): Promise<void> {

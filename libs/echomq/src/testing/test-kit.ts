@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { InvalidArgumentError } from '../errors';
-import type { JobId } from '../ids';
+import { compareIds, type JobId } from '../ids';
 import type { StateSet } from '../keyspace';
 import type { JobView } from '../queue/job-view';
 import { queueNameOf, type InputOf, type QueueRef, type ResultOf } from '../queue/queue-definition';
@@ -142,7 +142,9 @@ export class EchoMqTestKit {
   private async completedViews<D, R>(queue: string): Promise<JobView<D, R>[]> {
     const ids = this.completedIds.get(queue) ?? [];
     const views = await readJobsById<D, R>(this.queues, queue, ids);
-    return views.filter((view) => view.state === 'completed');
+    // Oldest first, as documented: ids were remembered as the jobs completed, which the
+    // partitions of a partitioned queue (and concurrent handlers) do in any order.
+    return views.filter((view) => view.state === 'completed').sort((a, b) => compareIds(a.id, b.id));
   }
 
   private remember(queue: string, summary: RunSummary<unknown>): void {

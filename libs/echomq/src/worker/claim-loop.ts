@@ -15,6 +15,8 @@ import { monotonicMs } from '../monotonic';
 import { ClaimFailures } from './claim-failures';
 import { LoopLiveness, StepBounds, type LoopLivenessView } from './loop-liveness';
 import type { HandlerAges } from './job-slots';
+import type { QueueLoop } from './queue-loop';
+import { SharedSlots, type SlotBudget } from './shared-slots';
 
 export interface ClaimLoopTiming {
   /**
@@ -28,16 +30,17 @@ export interface ClaimLoopTiming {
 }
 
 /**
- * One processor's claim loop. It claims as many jobs as it has free slots, in calls of
- * at most SCRIPT_BATCH_MAX, runs them concurrently and never holds more than
- * `concurrency`. When the queue is empty it blocks on the wake list until enqueue
+ * One processor's claim loop on one physical queue (the queue, or a partition: PartitionLoops).
+ * It claims as many jobs as it has free slots (SharedSlots: the queue's concurrency, shared
+ * with its other partitions), in calls of at most SCRIPT_BATCH_MAX, and runs them concurrently.
+ * When the queue is empty it blocks on the wake list until enqueue
  * signals, bounded by the next scheduled run-at, so an idle queue costs no polling; when
  * the queue is rate-limited or held it sleeps until the limit ends (see runClaimPasses). What
  * it claims, and when, also follows its process's IsolationGate: a job that may have crashed
  * its last worker runs with nothing else in flight in the process. This class is the loop's
  * life: its parts, start, stop and what it reports.
  */
-export class ClaimLoop {
+export class ClaimLoop implements QueueLoop {
   /** Aborted when claiming stops; a restart gets a fresh one. */
   private stopped = new AbortController();
   private readonly handlerWork = new Set<Promise<void>>();
@@ -58,8 +61,11 @@ export class ClaimLoop {
   /** The step the loop is in and its bound, for the health indicator (see LoopLiveness). */
   private readonly liveness = new LoopLiveness();
   private readonly bounds: StepBounds;
+  /** The slots this loop may claim into, shared with the other loops of its queue. */
+  readonly budget: SlotBudget;
 
   constructor(
+    /** The physical queue claimed from: the queue itself, or one partition (`q#2`). */
     readonly queue: string,
     readonly options: ResolvedQueueOptions,
     private readonly ctx: DurableScriptContext,
@@ -72,9 +78,11 @@ export class ClaimLoop {
     private readonly gate: IsolationGate,
     /** Aborts handlers of jobs removed while they run; without one, the heartbeat does (lease lost). */
     private readonly cancels?: CancelWatch,
+    /** The queue's concurrency, shared by its loops; by default the loop's own. */
+    shares: SharedSlots = new SharedSlots(options.concurrency, gate.changes),
   ) {
     this.failures = new ClaimFailures(logger, queue);
-    this.changes = new ChangeSignal(gate.changes);
+    this.changes = new ChangeSignal(shares.changes);
     // A claim's reply comes at most a replay window after the claim ran (its last repeat).
     const keepCancelsMs = timing.repeatForMs + timing.commandTimeoutMs;
     this.slots = new JobSlots(
@@ -86,6 +94,9 @@ export class ClaimLoop {
       options.concurrency,
       keepCancelsMs,
     );
+    this.budget = shares.join(this.slots);
+    // A loop an error ended claims nothing more: its share goes to the others.
+    this.liveness.onEnded(() => this.budget.park());
     this.member = isolationMember(queue, logger, options.leaseMs, this.slots);
     this.bounds = new StepBounds(timing, {
       cluster: ctx.redis instanceof Cluster,
@@ -173,6 +184,7 @@ export class ClaimLoop {
     this.keeper.start();
     this.cancelled ??= this.cancels?.watch(this.ctx.keys, (id, attempt) => this.slots.cancel(id, attempt));
     this.gate.join(this.member);
+    this.budget.ready();
     this.loop = this.liveness.follow(this.run(), this.logger, this.queue);
   }
 
@@ -214,6 +226,7 @@ export class ClaimLoop {
     this.changes.notify();
     await this.loop;
     // Claiming is over: jobs still running get their grace, then are released, their attempts settled.
+    this.budget.park();
     this.gate.leave(this.member);
     const { ctx, queue, slots, logger, runner } = this;
     const stopping = { ctx, queue, slots, logger, releasedWhileRunning: runner.releasedWhileRunning };
@@ -234,10 +247,11 @@ export class ClaimLoop {
     // (bounded: its first try is one command).
     this.liveness.enter('starting', this.bounds.startMs);
     await this.cancelled?.ready;
-    const { ctx, queue, options, logger, slots, changes, gate, member, waiter } = this;
+    const { ctx, queue, options, logger, slots, budget, changes, gate, member, waiter } = this;
     const { liveness, bounds, failures } = this;
     await runClaimPasses({
-      ...{ ctx, queue, options, logger, slots, changes, gate, member, waiter, liveness, bounds, failures },
+      ...{ ctx, queue, options, logger, slots, budget, changes, gate, member, waiter },
+      ...{ liveness, bounds, failures },
       observer: this.runner.observer,
       repeatForMs: this.timing.repeatForMs,
       stopped: this.stopped.signal,

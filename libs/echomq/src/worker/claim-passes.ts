@@ -11,6 +11,7 @@ import type { IsolationGate, IsolationMember } from './isolation-gate';
 import type { JobSlots } from './job-slots';
 import type { LoopLiveness, StepBounds } from './loop-liveness';
 import type { RuntimeObserver } from './runtime-observer';
+import type { SlotBudget } from './shared-slots';
 import type { WakeWaiter } from './wake-waiter';
 
 /** What one run of a claim loop works with: the loop's parts, and this run's stop signal. */
@@ -20,6 +21,8 @@ export interface ClaimRun {
   readonly options: ResolvedQueueOptions;
   readonly logger: Logger;
   readonly slots: JobSlots;
+  /** How many jobs the loop may claim now: its queue's concurrency, shared with its other partitions. */
+  readonly budget: SlotBudget;
   readonly changes: ChangeSignal;
   readonly gate: IsolationGate;
   readonly member: IsolationMember;
@@ -40,14 +43,16 @@ export interface ClaimRun {
  * SCRIPT_BATCH_MAX) and launches them, then, if the claim did not fill them, sleeps off a rate
  * limit or blocks on the wake list (see pauseAfter); a failed claim is backed off from (see
  * ClaimFailures). Each step is recorded with its bound in `liveness`, for the health indicator.
+ * The free slots are the budget's: the loops of a partitioned queue share one (SharedSlots), so
+ * a loop tells it when it rests, and its claim holds the slots it asked for until it is back.
  */
 export async function runClaimPasses(run: ClaimRun): Promise<void> {
-  const { options, slots, changes, gate, member, liveness, bounds, failures, stopped } = run;
+  const { budget, gate, member, liveness, bounds, failures, stopped } = run;
   while (!stopped.aborted) {
-    const free = options.concurrency - slots.taken;
+    const free = budget.free();
     if (free <= 0) {
       liveness.enter('waiting for a slot', null);
-      await changes.changed();
+      await budget.changed();
       continue;
     }
     const turn = gate.turn(member);
@@ -59,11 +64,13 @@ export async function runClaimPasses(run: ClaimRun): Promise<void> {
     const count = Math.min(free, SCRIPT_BATCH_MAX);
     try {
       liveness.enter('claiming', bounds.claimMs);
-      const batch = await claimAndLaunch(run, count, turn);
+      budget.reserve(count);
+      const batch = await claimAndLaunch(run, count, turn).finally(() => budget.release(count));
       failures.cleared();
       const pause = pauseAfter(batch, count);
       // A loop waiting to run a crash suspect alone waits in the gate, not on the wake list.
       if (!pause || stopped.aborted || (gate.isolating(member) && pause.until === 'wake')) continue;
+      budget.park();
       // A limit is not lifted by an enqueue: sleep it off the wake list, until stop.
       if (pause.until === 'limit') {
         liveness.enter('rate-limited', pause.ms);
@@ -75,8 +82,9 @@ export async function runClaimPasses(run: ClaimRun): Promise<void> {
     } catch (error) {
       if (stopped.aborted) break;
       const backoffMs = failures.failed(error);
+      budget.park();
       liveness.enter('backing off', backoffMs);
-      await changes.changed(backoffMs);
+      await run.changes.changed(backoffMs);
     }
   }
 }

@@ -28,6 +28,8 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     private readonly ctx: ScriptContext,
     private readonly keeper: LeaseKeeper,
     private readonly leaseMs: number,
+    /** The partition claimed from (see Job.partition). */
+    readonly partition?: number,
   ) {}
 
   get id(): JobId {

@@ -44,6 +44,14 @@ export interface JobRunnerTiming {
   readonly repeatForMs: number;
 }
 
+/** Where a runner's jobs come from, when that is one partition of a queue served by several loops. */
+export interface RunnerPlacement {
+  /** The partition claimed from (Job.partition); undefined for the queue itself. */
+  readonly partition?: number;
+  /** The queue's worker events, shared by its loops; by default the runner has its own. */
+  readonly events?: WorkerEventEmitter;
+}
+
 /**
  * Runs one claimed job: builds the Job a handler sees, calls the handler (through the
  * observer's aroundHandler: metrics, tracing), and has the outcome settled (see
@@ -53,7 +61,7 @@ export interface JobRunnerTiming {
  */
 export class JobRunner {
   /** Worker-side outcomes, once Redis has recorded them (see WorkerEvents). */
-  readonly events: WorkerEventEmitter = new EventEmitter<WorkerEvents>();
+  readonly events: WorkerEventEmitter;
   /** The Job each handler saw, handed to the events of its outcome. */
   private readonly jobs = new WeakMap<RunningJob, Job>();
   /** How each job's settlement ended, told to the observer once (see SettlementReports). */
@@ -61,6 +69,7 @@ export class JobRunner {
   private readonly settler: OutcomeSettler;
 
   constructor(
+    /** The queue as users name it (job.queue, observers, events): a partitioned queue's own name. */
     private readonly queue: string,
     private readonly options: ResolvedQueueOptions,
     private readonly ctx: ScriptContext,
@@ -72,7 +81,9 @@ export class JobRunner {
     private readonly advanceSchedule?: AdvanceSchedule,
     /** This process's observers of the worker runtime (the claim loop reports its claims to it too). */
     readonly observer: RuntimeObserver = PASS_THROUGH,
+    private readonly placement: RunnerPlacement = {},
   ) {
+    this.events = placement.events ?? new EventEmitter<WorkerEvents>();
     this.reports = new SettlementReports(queue, observer, logger);
     this.settler = new OutcomeSettler({
       ...{ queue, options, ctx, completer, logger, observer, events: this.events },
@@ -160,7 +171,16 @@ export class JobRunner {
     } catch {
       throw new UnrecoverableError(`Job ${running.record.id} carries data that is not JSON`);
     }
-    const job = new ClaimedJob(running, this.queue, data, this.ctx, this.keeper, this.options.leaseMs);
+    const { partition } = this.placement;
+    const job = new ClaimedJob(
+      running,
+      this.queue,
+      data,
+      this.ctx,
+      this.keeper,
+      this.options.leaseMs,
+      partition,
+    );
     this.jobs.set(running, job);
     return job;
   }

@@ -20,9 +20,10 @@ export interface HandlerAges {
  * - lingering: a handler still running after its timeout settled the attempt (it ignored its
  *   signal); the loop is busy while it runs, and shutdown waits for it within its grace.
  *   Up to `concurrency` of them are free: a timeout frees its slot at the deadline, so a
- *   rare hang does not stall the loop. Each one past that takes a slot: a handler that
- *   hangs every time then stops the loop from claiming, with at most 2 × concurrency
- *   handlers alive, instead of piling up one more every timeoutMs.
+ *   rare hang does not stall the loop. Each one past that takes a slot (SharedSlots counts
+ *   them over every loop of the queue): a handler that hangs every time then stops the loop
+ *   from claiming, with at most 2 × concurrency handlers alive, instead of piling up one more
+ *   every timeoutMs.
  * Every change is told to `changes`.
  */
 export class JobSlots {
@@ -46,11 +47,6 @@ export class JobSlots {
     keepCancelsMs: number,
   ) {
     this.early = new RecentCancels(keepCancelsMs);
-  }
-
-  /** The slots taken: jobs whose handler runs on an unsettled attempt, and lingering handlers past `concurrency`. */
-  get taken(): number {
-    return this.running.size + Math.max(0, this.lingering.size - this.concurrency);
   }
 
   /** Jobs whose handler runs and whose attempt is not settled. */

@@ -7,7 +7,15 @@ import type { JobId } from '../ids';
  */
 export interface Job<T = unknown> {
   readonly id: JobId;
+  /** The queue as producers name it: a partitioned queue's own name, never one partition's (`q#2`). */
   readonly queue: string;
+  /**
+   * The partition of a partitioned queue the job lives in (2 for `q#2`), for logs and metrics of
+   * one shard; undefined for an unpartitioned queue, and for a partitioned queue's jobs still in
+   * the queue itself (enqueued before it was partitioned). Route on `queue`, never on this: the
+   * partition a job goes to changes with the count (docs/partitions.md).
+   */
+  readonly partition?: number;
   readonly name: string;
   readonly data: T;
   readonly attempt: number;

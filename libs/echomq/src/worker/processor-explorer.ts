@@ -8,35 +8,41 @@ import {
   type Type,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { InvalidArgumentError, ModuleImportedTwiceError, ProcessorDefinitionError } from '../errors';
+import { InvalidArgumentError, ProcessorDefinitionError } from '../errors';
 import type { EchoMqModuleOptions } from '../module/echomq-options';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
 import { QueueService } from '../queue/queue.service';
 import { CancelWatch } from './cancel-watch';
-import type { ClaimLoop } from './claim-loop';
 import { defineProcessor, readProcessorMetadata } from './processor-definition';
 import { Reaper } from './reaper';
 import { IsolationGate } from './isolation-gate';
-import { createClaimLoop } from './loop-factory';
+import { createProcessorLoops } from './loop-factory';
 import { reportLoop, type ClaimLoopReport, type LoopEnded } from './loop-report';
 import { LoopEndings, type LoopEndedListener } from './loop-endings';
 import { ServedQueues } from './served-queues';
+import type { PartitionLoops } from './partition-loops';
+import { LayoutFollower } from './layout-follower';
+import type { QueueLoop } from './queue-loop';
 import { RuntimeHooksRegistry } from '../observability/runtime-hooks-registry';
 import { bindWorkerEventHandlers } from '../events/worker-event-handlers';
 import { DeclaredSchedules } from '../schedules/declared-schedules';
 import { addProcessorSchedules } from './processor-schedules';
+import { refuseSecondRoot } from './second-root';
 
 /**
  * Finds @Processor providers the way @nestjs/schedule finds its handlers: discover
  * at module init (bad definitions fail the boot), start claim loops and the reaper
  * at application bootstrap, drain them before shutdown. An application that
- * provides no processors runs no loops and no reaper.
+ * provides no processors runs no loops and no reaper. Each processor's queue is served by
+ * one claim loop per physical queue (PartitionLoops: the queue itself, or its partitions);
+ * every public method here takes the queue's own name.
  */
 @Injectable()
 export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('EchoMQ');
-  private readonly loops = new Map<string, ClaimLoop>();
+  /** Each served queue's loops, by the queue's own name. */
+  private readonly groups = new Map<string, PartitionLoops>();
   /** One per application: its loops run a job that may have crashed its last worker alone. */
   private readonly isolation = new IsolationGate();
   private started = false;
@@ -47,6 +53,8 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   /** The served queues' registration: registering in the background, or refused (see ServedQueues). */
   private readonly served: ServedQueues;
   private readonly endings = new LoopEndings(this.logger);
+  /** Keeps the groups in step with their partition layouts (see LayoutFollower). */
+  private readonly layouts: LayoutFollower;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -60,27 +68,39 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   ) {
     this.schedules = new DeclaredSchedules(options.schedules);
     this.served = new ServedQueues(queues, connections, this.logger);
+    this.layouts = new LayoutFollower(queues, this.logger, (_group, physical) => {
+      if (this.reaper.running) this.reaper.serve([physical]);
+    });
   }
 
-  /** The claim loop serving a queue in this application, if any. */
-  loop(queue: string): ClaimLoop | undefined {
-    return this.loops.get(queue);
+  /**
+   * What serves a queue in this application, if anything: its claim loop, or for a partitioned
+   * queue the group of its loops (one per partition), which answers for the queue as a whole.
+   */
+  loop(queue: string): QueueLoop | undefined {
+    return this.groups.get(queue)?.view;
   }
 
-  /** Whether this application's processor for `queue` is claiming jobs now. */
+  /** Whether this application's processor for `queue` is claiming jobs now (from any of its partitions). */
   isServing(queue: string): boolean {
-    return this.loops.get(queue)?.claiming ?? false;
+    return this.groups.get(queue)?.claiming ?? false;
   }
 
-  /** Every processor's claim loop here, by queue name, with what it does and whether it should claim (health). */
+  /**
+   * Every claim loop here, one per physical queue (`queue` names it: `q`, or `q#2` for a
+   * partition), with what it does and whether it should claim (health).
+   */
   loopReports(): ClaimLoopReport[] {
-    return [...this.loops].map(([queue, loop]) => reportLoop(queue, loop, this.served.serving(queue)));
+    return [...this.groups.values()].flatMap((group) =>
+      group.entries().map(([physical, loop]) => reportLoop(physical, loop, this.served.serving(physical))),
+    );
   }
 
   /**
    * Calls `listener` for each claim loop here that an error ends (a defect: it is logged, and
    * health reports it, but the loop claims nothing more), and at once for each that has already
-   * ended. The worker host exits on it so that its supervisor restarts it. Returns the removal.
+   * ended; `queue` names the loop's physical queue. The worker host exits on it so that its
+   * supervisor restarts it. Returns the removal.
    */
   onLoopEnded(listener: LoopEndedListener): () => void {
     const ended: LoopEnded[] = [];
@@ -91,39 +111,53 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
   }
 
   /**
-   * Starts claiming from `queue` in this application: for an application booted with
-   * `startProcessors: false` (the testing kit's runUntilIdle), or after stopQueue(). The
-   * reaper is not started. Throws InvalidArgumentError when no @Processor here serves it.
+   * Starts claiming from `queue` in this application (every partition of a partitioned one):
+   * for an application booted with `startProcessors: false` (the testing kit's runUntilIdle),
+   * or after stopQueue(). The reaper is not started. Throws InvalidArgumentError when no
+   * @Processor here serves it.
    */
-  startQueue(queue: string): ClaimLoop {
-    const loop = this.requireLoop(queue);
-    loop.start();
-    this.served.forget(queue);
+  startQueue(queue: string): QueueLoop {
+    const group = this.requireGroup(queue);
+    group.start();
+    for (const physical of group.physical) this.served.forget(physical);
     // Shutdown stops the loops only of an application that started some.
     this.started = true;
-    return loop;
+    return group.view;
   }
 
-  /** Stops claiming from `queue` (in-flight jobs get graceMs, then are released); startQueue() resumes. */
+  /** Stops claiming from `queue`, every partition (in-flight jobs get graceMs, then are released); startQueue() resumes. */
   async stopQueue(queue: string, graceMs = this.queues.settings.shutdownGraceMs): Promise<void> {
-    await this.requireLoop(queue).stopClaiming(graceMs);
+    await this.requireGroup(queue).stopClaiming(graceMs);
   }
 
-  /** The claim loop serving `queue` here; throws InvalidArgumentError, naming the served queues, when none does. */
-  requireLoop(queue: string): ClaimLoop {
-    const loop = this.loops.get(queue);
-    if (!loop) {
-      const served = [...this.loops.keys()].map((name) => `'${name}'`).join(', ') || 'none';
+  /** What serves `queue` here (see loop); throws InvalidArgumentError, naming the served queues, when nothing does. */
+  requireLoop(queue: string): QueueLoop {
+    return this.requireGroup(queue).view;
+  }
+
+  /**
+   * @internal For the testing kit; no stability promise.
+   * Gives `queue` a loop for each physical queue its layout gained since it was last looked at
+   * (started when the queue is claimed from here), as the background look does every few seconds.
+   */
+  async followLayout(queue: string): Promise<void> {
+    await this.layouts.cover(this.requireGroup(queue));
+  }
+
+  private requireGroup(queue: string): PartitionLoops {
+    const group = this.groups.get(queue);
+    if (!group) {
+      const served = [...this.groups.keys()].map((name) => `'${name}'`).join(', ') || 'none';
       throw new InvalidArgumentError(
         `No @Processor serves queue '${queue}' in this application (served here: ${served})`,
       );
     }
-    return loop;
+    return group;
   }
 
   async onModuleInit(): Promise<void> {
     try {
-      await this.refuseSecondRoot();
+      await refuseSecondRoot(this.discovery, ProcessorExplorer);
       this.discover();
     } catch (error) {
       // Nest runs no shutdown hooks for an application whose init failed, so close the
@@ -131,25 +165,6 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       await this.connections.onApplicationShutdown();
       throw error;
     }
-  }
-
-  /**
-   * Each forRoot import brings its own explorer, and each would serve every processor of
-   * the application (twice the concurrency, twice the connections), so one application
-   * holds one root: a second is refused at boot, naming the fix.
-   */
-  private async refuseSecondRoot(): Promise<void> {
-    const providers = this.discovery.getProviders();
-    const roots = providers.filter((wrapper) => wrapper.metatype === ProcessorExplorer).length;
-    if (roots <= 1) return;
-    // Init stops at the first refusal and Nest runs no shutdown hooks: close every root's
-    // connections (and node lease), not only this one's, or a process that handles the
-    // error keeps the others' sockets and timers alive.
-    const connections = providers
-      .map((wrapper) => wrapper.instance as unknown)
-      .filter((instance): instance is RedisConnections => instance instanceof RedisConnections);
-    await Promise.all(connections.map((each) => each.onApplicationShutdown()));
-    throw new ModuleImportedTwiceError(roots);
   }
 
   private discover(): void {
@@ -164,8 +179,7 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
           `${metatype.name} is request-scoped; a @Processor must be a singleton`,
         );
       }
-      const existing = this.loops.get(metadata.queue);
-      if (existing) {
+      if (this.groups.has(metadata.queue)) {
         throw new ProcessorDefinitionError(
           `Two processors serve queue '${metadata.queue}' in one application (${metatype.name} and another); keep one`,
         );
@@ -176,27 +190,26 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       addProcessorSchedules(this.schedules, where, metatype as Type, instance, metadata.queue);
       this.cancels ??= new CancelWatch(this.connections);
       const { queues, connections, isolation, cancels, observers: observer } = this;
-      const loop = createClaimLoop(
-        { queues, connections, isolation, cancels, observer },
-        definition.queue,
-        metadata.options,
-        definition.dispatch,
-      );
+      const deps = { queues, connections, isolation, cancels, observer };
+      const group = createProcessorLoops(deps, definition.queue, metadata.options, definition.dispatch);
+      group.onLoopEnded((physical, reason) => this.endings.tell({ queue: physical, reason }));
       bindWorkerEventHandlers(
         instance,
-        loop.events,
+        group.events,
         this.reflector,
         this.scanner,
         definition.queue,
-        (settling) => loop.trackHandlerWork(settling),
+        (settling) => group.trackHandlerWork(settling),
       );
-      loop.onEnded((reason) => this.endings.tell({ queue: definition.queue, reason }));
-      this.loops.set(metadata.queue, loop);
+      this.groups.set(metadata.queue, group);
     }
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const unregistered = await this.served.registerAll(this.loops.keys());
+    // Before anything is registered or started: the loops of the layout Redis records.
+    for (const group of this.groups.values()) await this.layouts.settle(group);
+    const physical = [...this.groups.values()].flatMap((group) => group.physical);
+    const unregistered = await this.served.registerAll(physical);
     try {
       // Before any claim loop starts, and in producer-only applications too.
       await this.schedules.upsertAll(this.queues, this.logger, this.served.signal);
@@ -204,31 +217,31 @@ export class ProcessorExplorer implements OnModuleInit, OnApplicationBootstrap, 
       await this.connections.onApplicationShutdown();
       throw error;
     }
-    if (this.loops.size === 0) return;
+    if (this.groups.size === 0) return;
     // startProcessors: false (tests): discovered, checked and registered, but nothing claims until startQueue().
     if (this.options.startProcessors === false) return;
-    const registered = [...this.loops.keys()].filter((queue) => !unregistered.includes(queue));
+    const registered = physical.filter((queue) => !unregistered.includes(queue));
     await DeclaredSchedules.sweepBeforeClaiming(this.queues, registered, this.logger);
-    for (const queue of registered) this.startLoop(queue, this.loops.get(queue)!);
-    for (const queue of unregistered) {
-      this.served.startOnceRegistered(queue, () => this.startLoop(queue, this.loops.get(queue)!));
+    for (const group of this.groups.values()) {
+      for (const queue of group.physical) {
+        if (!unregistered.includes(queue)) group.startOne(queue);
+        else this.served.startOnceRegistered(queue, () => group.startOne(queue));
+      }
+      this.logger.log(`Processing ${group.describe()}`);
     }
-    this.reaper.start([...this.loops.keys()]);
+    this.reaper.start(physical);
+    this.layouts.start(() => this.groups.values());
     this.started = true;
-  }
-
-  private startLoop(queue: string, loop: ClaimLoop): void {
-    loop.start();
-    this.logger.log(`Processing queue ${queue} (concurrency ${loop.options.concurrency})`);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.served.close();
+    await this.layouts.stop();
     if (!this.started) return;
     this.started = false;
     this.reaper.stop();
     const grace = this.queues.settings.shutdownGraceMs;
-    await Promise.all([...this.loops.values()].map((loop) => loop.stop(grace)));
+    await Promise.all([...this.groups.values()].map((group) => group.stop(grace)));
     this.cancels?.close();
   }
 }

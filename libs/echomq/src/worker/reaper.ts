@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { queueRegistryKey } from '../keyspace';
+import { logicalQueueOf, queueRegistryKey } from '../keyspace';
 import { QueueService } from '../queue/queue.service';
 import { promoteDue, reapExpired, type ReapOutcome } from '../scripts';
 import { RuntimeHooksRegistry } from '../observability/runtime-hooks-registry';
@@ -64,16 +64,24 @@ export class Reaper {
     return this.starter !== undefined || this.interval !== undefined;
   }
 
-  /** Starts ticking; `served` are the queues this process serves, reaped even if the registry lost them. */
+  /**
+   * Starts ticking; `served` are the physical queues this process serves (a partitioned queue's
+   * partitions, `q#0` ...), reaped even if the registry lost them.
+   */
   start(served: readonly string[] = []): void {
     if (this.running) throw new Error('The reaper is already running in this process');
-    this.served = served;
+    this.served = [...new Set(served)];
     this.nextPruneAt = Date.now() + Math.random() * PRUNE_EVERY_MS;
     const every = this.queues.settings.reaperIntervalMs;
     this.starter = setTimeout(() => {
       this.starter = undefined;
       this.interval = setInterval(() => void this.tick(), every);
     }, Math.random() * every);
+  }
+
+  /** More physical queues this process serves from now on (a partition its layout gained). */
+  serve(more: readonly string[]): void {
+    this.served = [...new Set([...this.served, ...more])];
   }
 
   stop(): void {
@@ -131,7 +139,8 @@ export class Reaper {
     const ctx = this.queues.context(queue);
     const outcome = await reapExpired(ctx, batch, this.queues.queueOptions(queue));
     if (outcome.toPending + outcome.toDead > 0) {
-      this.observers.reaped(queue, outcome.toPending, outcome.toDead);
+      // Observers count a partitioned queue as one (metrics label the queue users name).
+      this.observers.reaped(logicalQueueOf(queue), outcome.toPending, outcome.toDead);
     }
     return outcome;
   }
