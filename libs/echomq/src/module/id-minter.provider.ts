@@ -1,5 +1,6 @@
 import type { FactoryProvider } from '@nestjs/common';
 import { JOB_IDS, SnowflakeMinter } from '../ids';
+import { untilOutage } from '../connection/until-outage';
 import type { EchoMqModuleOptions } from './echomq-options';
 import { ECHOMQ_OPTIONS } from './module-definition';
 import { NodeLease } from '../connection/node-lease';
@@ -45,16 +46,3 @@ export const jobIdMinterProvider: FactoryProvider<JobIdMinter> = {
     };
   },
 };
-
-/** Runs `wait`, cut short with RedisUnavailableError once Redis is in an outage. */
-async function untilOutage(
-  connections: RedisConnections,
-  wait: (signal: AbortSignal) => Promise<void>,
-): Promise<void> {
-  const done = new AbortController();
-  try {
-    await Promise.race([wait(done.signal), connections.reachability.outage(done.signal)]);
-  } finally {
-    done.abort();
-  }
-}

@@ -57,9 +57,9 @@ export class Enqueuer {
     jobs: readonly JobToEnqueue<T>[],
     tag?: number,
   ): Promise<JobId[]> {
-    checkBatch(jobs);
-    const [ids] = await this.enqueueSpread(jobs, [{ ctx, tag, items: jobs.map((_, index) => index) }]);
-    return ids;
+    const items = jobs instanceof Array ? jobs.map((_, index) => index) : [];
+    const [ids] = await this.enqueueSpread(ctx.keys.queue, jobs, [{ ctx, tag, items }]);
+    return ids ?? [];
   }
 
   /**
@@ -67,12 +67,32 @@ export class Enqueuer {
    * items go where and the partition tag their ids carry. Every item is checked and every
    * record built before anything is sent, so bad input writes nothing anywhere; then each
    * group is one all-or-nothing script call, sent concurrently. Ids come back per group, in
-   * the order of its items.
+   * the order of its items. With tracing on, the whole call is one publish span of `queue`.
    */
   async enqueueSpread<T>(
+    queue: string,
     jobs: readonly JobToEnqueue<T>[],
     groups: readonly EnqueueGroup[],
   ): Promise<JobId[][]> {
+    const tracing = this.tracing;
+    // (an empty call, or one refused for not being an array, is no publish)
+    const outcomes =
+      tracing && jobs instanceof Array && jobs.length > 0
+        ? await tracing.publish(
+            queue,
+            jobs.length,
+            (stamp) => this.spread(jobs, groups, stamp),
+            (done) => done.flat().map((outcome) => ({ id: outcome.id, outcome: outcomeOf(outcome) })),
+          )
+        : await this.spread(jobs, groups);
+    return outcomes.map((group) => group.map((outcome) => outcome.id as JobId));
+  }
+
+  private async spread<T>(
+    jobs: readonly JobToEnqueue<T>[],
+    groups: readonly EnqueueGroup[],
+    stamp?: StampTrace,
+  ): Promise<EnqueueOutcome[][]> {
     checkBatch(jobs);
     const prepared = [];
     for (const group of groups) {
@@ -80,27 +100,7 @@ export class Enqueuer {
       const names = group.items.map((index) => (jobs.length > 1 ? `jobs[${index}]` : ''));
       prepared.push({ group, records: await this.prepare(group.ctx, items, names, group.tag) });
     }
-    return Promise.all(
-      prepared.map(async ({ group, records }) => {
-        const outcomes = await this.publish(group.ctx, records);
-        return outcomes.map((outcome) => outcome.id as JobId);
-      }),
-    );
-  }
-
-  private async publish(
-    ctx: DurableScriptContext,
-    records: readonly NewJobRecord[],
-  ): Promise<EnqueueOutcome[]> {
-    const tracing = this.tracing;
-    // (an empty call is no publish)
-    if (!tracing || records.length === 0) return this.send(ctx, records);
-    return tracing.publish(
-      ctx.keys.queue,
-      records.length,
-      (stamp) => this.send(ctx, records, stamp),
-      (done) => done.map((outcome) => ({ id: outcome.id, outcome: outcomeOf(outcome) })),
-    );
+    return Promise.all(prepared.map(({ group, records }) => this.send(group.ctx, records, stamp)));
   }
 
   /**
@@ -117,7 +117,7 @@ export class Enqueuer {
     const tracing = this.tracing;
     if (!tracing) return this.submitOne(ctx, job, repeat, tag);
     return tracing.publish(
-      ctx.keys.queue,
+      logicalQueueOf(ctx.keys.queue),
       1,
       (stamp) => this.submitOne(ctx, job, repeat, tag, stamp),
       (result) => [result],

@@ -3,6 +3,7 @@ import type { JobId } from '../ids';
 import { logicalQueueOf, parsePhysicalQueue, queueKeys, queueRegistryKey } from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
+import { untilOutage } from '../connection/until-outage';
 import { replicaWaitFor, type DurableScriptContext } from '../durability/durable-context';
 import type { ReplicaWait } from '../durability/replica-confirmer';
 import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
@@ -67,6 +68,7 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
       () => connections.client,
       this.settings.keyPrefix,
       (queue) => this.queueOptions(queue).partitions,
+      (work) => untilOutage(connections, () => work()),
     );
     this.registration = new QueueRegistration(connections, this.settings.keyPrefix, (physical) =>
       this.configuredLimitsOf(physical),
@@ -251,7 +253,7 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
       tag: target.tag,
       items,
     }));
-    const ids = await this.enqueuer.enqueueSpread(jobs, groups);
+    const ids = await this.enqueuer.enqueueSpread(layout.queue, jobs, groups);
     const ordered = new Array<JobId>(jobs.length);
     plan.forEach(({ items }, group) => items.forEach((item, at) => (ordered[item] = ids[group][at])));
     return ordered;

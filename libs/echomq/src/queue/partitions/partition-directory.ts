@@ -32,6 +32,8 @@ export class PartitionDirectory {
     private readonly keyPrefix: string,
     /** The count this process declares for a queue, if it declares one. */
     private readonly declared: (queue: string) => number | undefined,
+    /** Bounds a registry read or write that nothing else bounds (see untilOutage). */
+    private readonly bounded: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
     private readonly refreshMs = PARTITIONS_REFRESH_MS,
   ) {}
 
@@ -63,7 +65,7 @@ export class PartitionDirectory {
   }
 
   private async record(queue: string, count: number): Promise<void> {
-    const most = await recordPartitions(this.redis(), this.keyPrefix, queue, count);
+    const most = await this.bounded(() => recordPartitions(this.redis(), this.keyPrefix, queue, count));
     this.declaredHere.set(queue, count);
     this.recorded.set(queue, { count, most });
   }
@@ -82,7 +84,7 @@ export class PartitionDirectory {
   }
 
   private async read(): Promise<void> {
-    const read = await readRecordedPartitions(this.redis(), this.keyPrefix);
+    const read = await this.bounded(() => readRecordedPartitions(this.redis(), this.keyPrefix));
     // What this process declared and recorded stays, even if the read began before the record.
     for (const [queue, count] of this.declaredHere) {
       const seen = read.get(queue);
