@@ -231,7 +231,10 @@ describe('the api and the dashboard present a partitioned queue as one', () => {
   it('follows the new partitions of a queue whose count is raised while a page shows it, each event once', async () => {
     const queue = names.raised;
     const stream = await follow(queue);
-    // Another producer raises the count to 3: the api reads the registry again within 5 s.
+    // Another producer raises the count to 3. The api's subscription looks for new partitions
+    // every 5 s, and the api reads the registry again once its copy is 5 s old (in the
+    // background: the look that starts the read still sees 2). So up to about 10 s while pages
+    // keep the overview sampler reading layouts; up to 15 s if nothing else asked for them.
     const raiser = await bootApp([], {
       keyPrefix: api.prefix,
       startProcessors: false,
@@ -250,10 +253,10 @@ describe('the api and the dashboard present a partitioned queue as one', () => {
             ? true
             : undefined;
         },
-        15_000,
+        20_000,
       );
       // One more job in an old partition, then one after it: once the second's event is in,
-      // a second copy of the first (from the subscription replaced) would be too.
+      // a second copy of the first (from a partition followed twice) would be too.
       const [first, second] = [
         await raised.enqueue(partitionQueueName(queue, 0), { n: 1 }),
         await raised.enqueue(partitionQueueName(queue, 0), { n: 2 }),
@@ -265,5 +268,5 @@ describe('the api and the dashboard present a partitioned queue as one', () => {
     } finally {
       await raiser.close();
     }
-  });
+  }, 45_000);
 });

@@ -38,7 +38,9 @@ describe('dashboard overview frames', () => {
       const queue = uniqueQueue('frames');
       await api.queues.enqueueMany(queue, [{ data: 0 }]);
       let seq = (await stream.next<Frame>('overview', (o) => o.queues.some((q) => q.queue === queue))).seq;
-      for (let n = 1; n <= 3; n++) {
+      // Three rounds of work at least, and on until six tails came: a burst (every 250 ms) may
+      // carry two samples (every 200 ms) as one tail, most often on a busy machine.
+      for (let n = 1; n <= 3 || stream.data<Frame>('overview').length < 7; n++) {
         await api.queues.enqueueMany(queue, [{ data: n }, { data: -n }]);
         await completeSome(api, queue, 2);
         seq = (await stream.next<Frame>('overview', (o) => o.seq >= seq + 2)).seq;
@@ -47,7 +49,6 @@ describe('dashboard overview frames', () => {
       // The stream's first overview is whole; every later one follows the one before it.
       expect('tail' in whole).toBe(false);
       let rebuilt = whole as Overview;
-      let merged = 0;
       for (const frame of tails) {
         // A page keeps up here, so every later overview is a tail covering the samples since the last.
         expect(frame.seq - rebuilt.seq).toBeGreaterThanOrEqual(1);
@@ -59,9 +60,7 @@ describe('dashboard overview frames', () => {
         );
         rebuilt = merge(rebuilt, tail);
         expect(JSON.stringify(rebuilt)).toBe(samples.get(frame.seq));
-        merged += 1;
       }
-      expect(merged).toBeGreaterThanOrEqual(6);
       const mine = rebuilt.queues.find((q) => q.queue === queue);
       expect(mine?.history.reduce((sum, point) => sum + point.completed, 0)).toBeGreaterThan(0);
     } finally {

@@ -1,12 +1,15 @@
 import type { QueueService } from '@app/echomq/internal';
 import type { JobResponse } from '../../queues/dto/job.response';
 import { toJobResponse } from '../../queues/job-mapping';
-import { jobViewsOf } from './job-views';
 import { listSource, type ListItem, type ListState } from './list-sources';
 
 /** The most ids one request examines, matched or not: a filter never turns into a scan of a whole set. */
 export const SCAN_WINDOW = 1_000;
-/** Ids read per round trip while a filter scans (their views are read in one pipeline). */
+/**
+ * Ids examined per step while a filter scans. Their views are read together by
+ * QueueService.getJobs: a pipelined read per partition the ids name, then one of the queue
+ * itself for the ids not found there (jobs from before it was partitioned).
+ */
 const SCAN_CHUNK = 200;
 
 export interface ListRequest {
@@ -93,8 +96,7 @@ async function entriesOf(
   items: readonly ListItem[],
 ): Promise<(Entry | undefined)[]> {
   if (items.length === 0) return [];
-  const views = await jobViewsOf(
-    queues,
+  const views = await queues.getJobs(
     queue,
     items.map(({ id }) => id),
   );

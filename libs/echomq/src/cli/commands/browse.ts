@@ -1,10 +1,7 @@
 import { Argument, type Command } from 'commander';
-import type { JobId } from '../../ids';
 import { STATE_SETS, type StateSet } from '../../keyspace';
-import type { QueueService } from '../../queue/queue.service';
-import { toJobView, type JobView } from '../../queue/job-view';
+import type { JobView } from '../../queue/job-view';
 import { BROWSE_MAX, type BrowseOptions } from '../../queue/reads';
-import { readJobViews } from '../../scripts/job-view';
 import { integerOption, priorityOption } from '../arguments';
 import { firstLine, instant, plural } from '../format';
 import type { Output } from '../io';
@@ -46,21 +43,6 @@ function render(out: Output, set: StateSet, jobs: readonly JobView[], next: stri
   return `${table}\n${c.dim(footer)}`;
 }
 
-/**
- * The views of browsed ids as listJobs reads them, leaving out the jobs that finished meanwhile:
- * one pipeline for an unpartitioned queue; of a partitioned one, each read where its id says
- * it lives (getJob: one lookup, two for a job from before the queue was partitioned).
- */
-async function viewsOf(queues: QueueService, queue: string, ids: readonly JobId[]): Promise<JobView[]> {
-  if (ids.length === 0) return [];
-  if (!(await queues.partitionLayout(queue)).partitioned) {
-    const raws = await readJobViews(queues.context(queue), ids);
-    return raws.flatMap((raw, i) => toJobView(queue, ids[i], raw) ?? []);
-  }
-  const views = await Promise.all(ids.map((id) => queues.getJob(queue, id)));
-  return views.filter((view): view is JobView => view !== undefined);
-}
-
 /** `emq browse <queue> <set>`: jobs in one set, pending and dead newest first, active and schedule soonest first. */
 export function browseCommand(program: Command, state: RunState): void {
   program
@@ -82,7 +64,9 @@ export function browseCommand(program: Command, state: RunState): void {
           ...(flags.priority === undefined ? {} : { priority: flags.priority }),
         };
         const ids = await queues.browse(queue, set, options);
-        const jobs = await viewsOf(queues, queue, ids);
+        // Not listJobs: the next page continues after the last id browsed, even when that job
+        // finished meanwhile and its view is left out.
+        const jobs = (await queues.getJobs(queue, ids)).filter((job): job is JobView => job !== undefined);
         // Pages continue by id, for pending and dead: a full page may have more behind it.
         const pages = set === 'pending' || set === 'dead';
         const next = pages && ids.length === flags.limit ? ids[ids.length - 1] : null;

@@ -4,7 +4,7 @@ import type { QueueCounts } from '../../queue/reads';
 import type { QueueService } from '../../queue/queue.service';
 import type { LaneView } from '../../scripts/lane-reads';
 import { count } from '../format';
-import type { Output } from '../io';
+import type { Colors, Output } from '../io';
 import { requireKnownQueue } from '../known-queue';
 import { partitionRows, type PartitionStats } from '../partition-rows';
 import { act, type RunState } from '../session';
@@ -37,19 +37,23 @@ async function statsOf(queues: QueueService, queue: string, perPartition: boolea
   return { queue, counts, paused, lanes, metrics, ...(partitions ? { partitions } : {}) };
 }
 
+/** How a queue's or a partition's row begins: its name, its four depths (dead in red when any), its pause. */
+function depthCells(c: Colors, { queue, counts, paused }: QueueStats | PartitionStats): string[] {
+  return [
+    queue,
+    count(counts.pending),
+    count(counts.active),
+    count(counts.schedule),
+    counts.dead > 0 ? c.red(count(counts.dead)) : '0',
+    paused ? c.yellow('paused') : 'no',
+  ];
+}
+
 function renderPartitions(out: Output, partitions: readonly PartitionStats[]): string {
   const c = out.colors;
   return out.table(
     ['partition', 'pending', 'active', 'schedule', 'dead', 'paused', 'new jobs'],
-    partitions.map((p) => [
-      p.queue,
-      count(p.counts.pending),
-      count(p.counts.active),
-      count(p.counts.schedule),
-      p.counts.dead > 0 ? c.red(count(p.counts.dead)) : '0',
-      p.paused ? c.yellow('paused') : 'no',
-      p.draining ? c.dim('no (draining)') : 'yes',
-    ]),
+    partitions.map((p) => [...depthCells(c, p), p.draining ? c.dim('no (draining)') : 'yes']),
     { right: [1, 2, 3, 4] },
   );
 }
@@ -68,14 +72,7 @@ function render(out: Output, stats: readonly QueueStats[], one: boolean, skipped
   const parts = [
     out.table(
       ['queue', 'pending', 'active', 'schedule', 'dead', 'paused'],
-      stats.map((s) => [
-        s.queue,
-        count(s.counts.pending),
-        count(s.counts.active),
-        count(s.counts.schedule),
-        s.counts.dead > 0 ? c.red(count(s.counts.dead)) : '0',
-        s.paused ? c.yellow('paused') : 'no',
-      ]),
+      stats.map((s) => depthCells(c, s)),
       { right: [1, 2, 3, 4] },
     ),
   ];
