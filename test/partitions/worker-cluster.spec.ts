@@ -1,5 +1,13 @@
 import type { INestApplication } from '@nestjs/common';
-import { ProcessorExplorer, QueueService, queueKeys, type Job, type JobId } from '@app/echomq/internal';
+import {
+  ProcessorExplorer,
+  QueueService,
+  RateLimitedError,
+  queueKeys,
+  type Job,
+  type JobId,
+  type WorkerEvents,
+} from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { RedisCluster } from '../support/redis-cluster';
 import { closeAll, deferred, processorClass } from '../worker/fixtures/support';
@@ -21,6 +29,8 @@ describe('workers of a partitioned queue on a real 3-master Redis Cluster', () =
   let runningNow = 0;
 
   const handler = async (job: Job<{ n: number }>) => {
+    // A negative n: the service the handler calls answers "too many" to its first attempt.
+    if (job.data.n < 0 && job.attempt === 1) throw new RateLimitedError(1_000);
     runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
     partitions.add(job.partition);
     names.add(job.queue);
@@ -86,5 +96,33 @@ describe('workers of a partitioned queue on a real 3-master Redis Cluster', () =
     expect(partitions).toEqual(new Set([0, 1, 2]));
     expect(names).toEqual(new Set([QUEUE]));
     expect(await queues.counts(QUEUE)).toMatchObject({ pending: 0, active: 0, schedule: 0, dead: 0 });
+  });
+
+  it("holds every partition, on every master, until the same instant after a RateLimitedError of scope 'queue'", async () => {
+    const throttled = new Promise<WorkerEvents['throttled']>((resolve) => {
+      for (const app of apps) {
+        app
+          .get(ProcessorExplorer)
+          .requireLoop(QUEUE)
+          .events.once('throttled', (...event) => resolve(event));
+      }
+    });
+    const queues = apps[0].get(QueueService);
+    const id = await queues.enqueue(QUEUE, { n: -1 });
+    const [throttledId, , scope, job] = await throttled;
+    expect([throttledId, scope]).toEqual([id, 'queue']);
+    /** When the hold of one physical queue ends (ms), as the master of its slot has it. */
+    const holdEnd = async (physical: string): Promise<number> => {
+      const key = queueKeys(physical).hold;
+      const master = await cluster.ownerOf(await cluster.slotOf(key));
+      return Number(await cluster.admin(master.port).call('PEXPIRETIME', key));
+    };
+    const until = await holdEnd(`${QUEUE}#${job.partition!}`);
+    expect(until).toBeGreaterThan(0);
+    for (const physical of [QUEUE, `${QUEUE}#0`, `${QUEUE}#1`, `${QUEUE}#2`]) {
+      // Read back as PTTL + TIME on the job's master: exact to the millisecond between the two.
+      expect([physical, Math.abs((await holdEnd(physical)) - until) <= 1]).toEqual([physical, true]);
+    }
+    await expect(queues.waitFor(QUEUE, id, 10_000)).resolves.toBe(-1);
   });
 });

@@ -19,6 +19,7 @@ import { RETRY_LUA } from './lua/retry.lua';
 import { SET_LANE_LUA } from './lua/set-lane.lua';
 import { SET_LIMITS_LUA } from './lua/set-limits.lua';
 import { THROTTLE_LUA } from './lua/throttle.lua';
+import { HOLD_QUEUE_LUA } from './lua/hold-queue.lua';
 import { CONTROL_SCRIPTS } from './control-scripts';
 import { DEDUPE_SCRIPTS } from './dedupe-scripts';
 import { JOB_LOG_SCRIPTS } from './job-log-scripts';
@@ -43,6 +44,7 @@ export const SCRIPTS = {
   emqRetry: { lua: RETRY_LUA, keys: 8 },
   emqRemove: { lua: REMOVE_LUA, keys: 10 },
   emqThrottle: { lua: THROTTLE_LUA, keys: 7 },
+  emqHoldQueue: { lua: HOLD_QUEUE_LUA, keys: 1 },
   emqSetLimits: { lua: SET_LIMITS_LUA, keys: 4 },
   emqSetLane: { lua: SET_LANE_LUA, keys: 4 },
   emqPauseLane: { lua: PAUSE_LANE_LUA, keys: 4 },

@@ -2,7 +2,6 @@ import { compareIds, type JobId } from '../ids';
 import type { StateSet } from '../keyspace';
 import { toJobView, type JobView } from '../queue/job-view';
 import type { QueueService } from '../queue/queue.service';
-import { candidatesForId } from '../queue/partitions/partition-layout';
 import { readJobViews, type RedisClient, type ScriptContext } from '../scripts';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { execAll } from '../connection/exec-all';
@@ -59,29 +58,22 @@ async function idsIn(redis: RedisClient, sets: readonly string[]): Promise<strin
 
 /**
  * The views of the given jobs that are still there (a completed job only while its row is
- * retained), in the order given. Each id is looked up where QueueService.getJob looks: the
- * partition it names, then the queue itself.
+ * retained), in the order given: looked up where QueueService.getJobs looks (the partition an
+ * id names, then the queue itself), SCRIPT_BATCH_MAX ids per call.
  */
 export async function readJobsById<D, R>(
   queues: QueueService,
   queue: string,
   ids: readonly JobId[],
 ): Promise<JobView<D, R>[]> {
-  const layout = await queues.partitionLayout(queue);
-  const found = new Map<JobId, JobView<D, R>>();
-  let left = [...ids];
-  for (let probe = 0; probe < 2 && left.length > 0; probe++) {
-    const byPhysical = new Map<string, JobId[]>();
-    for (const id of left) {
-      const physical = candidatesForId(layout, id)[probe];
-      if (physical !== undefined) byPhysical.set(physical, [...(byPhysical.get(physical) ?? []), id]);
+  const views: JobView<D, R>[] = [];
+  for (let at = 0; at < ids.length; at += SCRIPT_BATCH_MAX) {
+    for (const view of await queues.getJobs<D>(queue, ids.slice(at, at + SCRIPT_BATCH_MAX))) {
+      // The row's result is parsed JSON; its type is the queue definition's promise.
+      if (view) views.push(view as JobView<D, R>);
     }
-    for (const [physical, some] of byPhysical) {
-      for (const view of await viewsIn<D, R>(queues.context(physical), queue, some)) found.set(view.id, view);
-    }
-    left = left.filter((id) => !found.has(id));
   }
-  return ids.flatMap((id) => found.get(id) ?? []);
+  return views;
 }
 
 /** The views of these jobs in one physical queue, named by `queue`; those not there are left out. */

@@ -12,7 +12,6 @@ import type { LeaseKeeper } from './lease-keeper';
 import { drainAtStop } from './release-at-shutdown';
 import type { WakeWaiter } from './wake-waiter';
 import { monotonicMs } from '../monotonic';
-import { ClaimFailures } from './claim-failures';
 import { LoopLiveness, StepBounds, type LoopLivenessView } from './loop-liveness';
 import type { HandlerAges } from './job-slots';
 import type { QueueLoop } from './queue-loop';
@@ -33,12 +32,11 @@ export interface ClaimLoopTiming {
  * One processor's claim loop on one physical queue (the queue, or a partition: PartitionLoops).
  * It claims as many jobs as it has free slots (SharedSlots: the queue's concurrency, shared
  * with its other partitions), in calls of at most SCRIPT_BATCH_MAX, and runs them concurrently.
- * When the queue is empty it blocks on the wake list until enqueue
- * signals, bounded by the next scheduled run-at, so an idle queue costs no polling; when
- * the queue is rate-limited or held it sleeps until the limit ends (see runClaimPasses). What
- * it claims, and when, also follows its process's IsolationGate: a job that may have crashed
- * its last worker runs with nothing else in flight in the process. This class is the loop's
- * life: its parts, start, stop and what it reports.
+ * When the queue is empty it blocks on the wake list until enqueue signals, bounded by the next
+ * scheduled run-at, so an idle queue costs no polling; when the queue is rate-limited or held it
+ * sleeps until the limit ends (see runClaimPasses). What it claims, and when, also follows its
+ * process's IsolationGate: a job that may have crashed its last worker runs with nothing else in
+ * flight in the process. This class is the loop's life: its parts, start, stop and what it reports.
  */
 export class ClaimLoop implements QueueLoop {
   /** Aborted when claiming stops; a restart gets a fresh one. */
@@ -56,8 +54,6 @@ export class ClaimLoop implements QueueLoop {
   private readonly member: IsolationMember;
   /** This queue's cancels, followed while the loop holds jobs (see CancelWatch). */
   private cancelled?: CancelSubscription;
-  /** Failed claims in a row: said, and backed off from (see ClaimFailures). */
-  private readonly failures: ClaimFailures;
   /** The step the loop is in and its bound, for the health indicator (see LoopLiveness). */
   private readonly liveness = new LoopLiveness();
   private readonly bounds: StepBounds;
@@ -81,7 +77,6 @@ export class ClaimLoop implements QueueLoop {
     /** The queue's concurrency, shared by its loops; by default the loop's own. */
     shares: SharedSlots = new SharedSlots(options.concurrency, gate.changes),
   ) {
-    this.failures = new ClaimFailures(logger, queue);
     this.changes = new ChangeSignal(shares.changes);
     // A claim's reply comes at most a replay window after the claim ran (its last repeat).
     const keepCancelsMs = timing.repeatForMs + timing.commandTimeoutMs;
@@ -122,20 +117,15 @@ export class ClaimLoop implements QueueLoop {
     this.liveness.onEnded(listener);
   }
 
-  /** completed / failed / stale / throttled, per job, after Redis recorded the outcome. */
+  // events, inFlight and lingering: see QueueLoop (lingering past `concurrency` takes slots: JobSlots).
   get events(): WorkerEventEmitter {
     return this.runner.events;
   }
 
-  /** Jobs whose handler runs on an attempt not yet settled (never more than concurrency). */
   get inFlight(): number {
     return this.slots.runningCount;
   }
 
-  /**
-   * Handlers still running after their attempt timed out (they ignored their signal). The
-   * loop stays busy until they return; those past `concurrency` take slots (see JobSlots).
-   */
   get lingering(): number {
     return this.slots.lingeringCount;
   }
@@ -248,10 +238,9 @@ export class ClaimLoop implements QueueLoop {
     this.liveness.enter('starting', this.bounds.startMs);
     await this.cancelled?.ready;
     const { ctx, queue, options, logger, slots, budget, changes, gate, member, waiter } = this;
-    const { liveness, bounds, failures } = this;
+    const { liveness, bounds } = this;
     await runClaimPasses({
-      ...{ ctx, queue, options, logger, slots, budget, changes, gate, member, waiter },
-      ...{ liveness, bounds, failures },
+      ...{ ctx, queue, options, logger, slots, budget, changes, gate, member, waiter, liveness, bounds },
       observer: this.runner.observer,
       repeatForMs: this.timing.repeatForMs,
       stopped: this.stopped.signal,

@@ -4,7 +4,7 @@ import type { DurableScriptContext } from '../durability/durable-context';
 import type { ResolvedQueueOptions } from '../queue/queue-options';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import type { ChangeSignal } from './change-signal';
-import type { ClaimFailures } from './claim-failures';
+import { ClaimFailures } from './claim-failures';
 import { pauseAfter } from './claim-pause';
 import { claimAndLaunch } from './isolated-claim';
 import type { IsolationGate, IsolationMember } from './isolation-gate';
@@ -32,7 +32,6 @@ export interface ClaimRun {
   readonly repeatForMs: number;
   readonly liveness: LoopLiveness;
   readonly bounds: StepBounds;
-  readonly failures: ClaimFailures;
   /** Aborted when this run is to stop claiming. */
   readonly stopped: AbortSignal;
 }
@@ -41,13 +40,15 @@ export interface ClaimRun {
  * The passes of one run of a claim loop, until it is stopped. Each pass waits for a free slot,
  * or for its turn in the IsolationGate, or claims up to its free slots (at most
  * SCRIPT_BATCH_MAX) and launches them, then, if the claim did not fill them, sleeps off a rate
- * limit or blocks on the wake list (see pauseAfter); a failed claim is backed off from (see
- * ClaimFailures). Each step is recorded with its bound in `liveness`, for the health indicator.
- * The free slots are the budget's: the loops of a partitioned queue share one (SharedSlots), so
- * a loop tells it when it rests, and its claim holds the slots it asked for until it is back.
+ * limit or blocks on the wake list (see pauseAfter); failed claims in a row are backed off from
+ * (see ClaimFailures; each run starts from the first backoff). Each step is recorded with its
+ * bound in `liveness`, for the health indicator. The free slots are the budget's: the loops of
+ * a partitioned queue share one (SharedSlots), so a loop tells it when it rests and when its
+ * claims fail, and its claim holds the slots it asked for until it is back.
  */
 export async function runClaimPasses(run: ClaimRun): Promise<void> {
-  const { budget, gate, member, liveness, bounds, failures, stopped } = run;
+  const { budget, gate, member, liveness, bounds, stopped } = run;
+  const failures = new ClaimFailures(run.logger, run.queue);
   while (!stopped.aborted) {
     const free = budget.free();
     if (free <= 0) {
@@ -67,6 +68,7 @@ export async function runClaimPasses(run: ClaimRun): Promise<void> {
       budget.reserve(count);
       const batch = await claimAndLaunch(run, count, turn).finally(() => budget.release(count));
       failures.cleared();
+      budget.claimSucceeded();
       const pause = pauseAfter(batch, count);
       // A loop waiting to run a crash suspect alone waits in the gate, not on the wake list.
       if (!pause || stopped.aborted || (gate.isolating(member) && pause.until === 'wake')) continue;
@@ -82,6 +84,8 @@ export async function runClaimPasses(run: ClaimRun): Promise<void> {
     } catch (error) {
       if (stopped.aborted) break;
       const backoffMs = failures.failed(error);
+      // Until a claim goes through, one slot at a time (see SharedSlots).
+      budget.claimFailed();
       budget.park();
       liveness.enter('backing off', backoffMs);
       await run.changes.changed(backoffMs);

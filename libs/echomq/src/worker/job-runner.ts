@@ -9,6 +9,7 @@ import type { Completer } from './completer';
 import type { Job } from './job';
 import type { LeaseKeeper } from './lease-keeper';
 import { OutcomeSettler } from './outcome-settler';
+import { QueueHold, type OtherPhysicalQueues } from './queue-hold';
 import type { RunningJob } from './running-job';
 import type { WorkerEventEmitter, WorkerEvents } from './worker-events';
 import { PASS_THROUGH, type RuntimeObserver } from './runtime-observer';
@@ -50,6 +51,8 @@ export interface RunnerPlacement {
   readonly partition?: number;
   /** The queue's worker events, shared by its loops; by default the runner has its own. */
   readonly events?: WorkerEventEmitter;
+  /** The queue's other physical queues, which a throttle of scope 'queue' holds too (see QueueHold). */
+  readonly otherPhysical?: OtherPhysicalQueues;
 }
 
 /**
@@ -85,8 +88,10 @@ export class JobRunner {
   ) {
     this.events = placement.events ?? new EventEmitter<WorkerEvents>();
     this.reports = new SettlementReports(queue, observer, logger);
+    const { otherPhysical } = placement;
     this.settler = new OutcomeSettler({
       ...{ queue, options, ctx, completer, logger, observer, events: this.events },
+      ...(otherPhysical ? { queueHold: new QueueHold(ctx, otherPhysical, logger) } : {}),
       repeatForMs: timing.repeatForMs,
       reports: this.reports,
       jobOf: (running) => this.jobs.get(running) ?? this.toJob(running),

@@ -69,7 +69,7 @@ export interface LoopPlacement {
  * One claim loop of a @Processor with its collaborators: the lease keeper (heartbeat), the
  * completer (batched completions), the runner (handler and settlement) and the wake waiter,
  * each on the loop's physical queue. `options` are the queue's, resolved and checked (see
- * PartitionLoops.forProcessor): a partition is served with its queue's settings.
+ * createProcessorLoops): a partition is served with its queue's settings.
  */
 export function createClaimLoop(
   deps: LoopFactoryDeps,
@@ -107,7 +107,14 @@ export function createClaimLoop(
     // A schedule lives in one partition: its next occurrence is made where this one ran.
     (key, id, traceContext) => queues.advanceSchedule(physical, key, id, false, traceContext),
     observer,
-    { partition: parsePhysicalQueue(physical)?.partition, events: placement.events },
+    {
+      partition: parsePhysicalQueue(physical)?.partition,
+      events: placement.events,
+      otherPhysical: async () =>
+        (await queues.partitionLayout(queue)).physical
+          .filter((name) => name !== physical)
+          .map((name) => queues.context(name)),
+    },
   );
   const waiter = new WakeWaiter(connections, ctx.keys.wake);
   return new ClaimLoop(

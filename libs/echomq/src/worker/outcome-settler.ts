@@ -9,6 +9,7 @@ import type { HandlerOutcome } from './attempt-deadline';
 import type { Completer } from './completer';
 import { failRequest } from './fail-request';
 import type { Job } from './job';
+import type { QueueHold } from './queue-hold';
 import { rateLimitOf } from './rate-limit-of';
 import type { RunningJob } from './running-job';
 import type { RuntimeObserver } from './runtime-observer';
@@ -37,6 +38,8 @@ export interface SettlerParts {
   readonly observer: Pick<RuntimeObserver, 'aroundSettle'>;
   readonly reports: SettlementReports;
   readonly events: WorkerEventEmitter;
+  /** Of a partitioned queue: after a throttle of scope 'queue', holds its other physical queues too. */
+  readonly queueHold?: QueueHold;
   /** The Job the handler saw, for the event (built afresh when the handler never got one). */
   jobOf(running: RunningJob): Job;
   /** The Job the handler saw, if it got one. */
@@ -122,7 +125,10 @@ export class OutcomeSettler {
     return settled;
   }
 
-  /** Back to pending with the attempt not spent; the queue or the job's lane is held for retryAfterMs. */
+  /**
+   * Back to pending with the attempt not spent; the queue (every partition of it) or the job's
+   * lane is held for retryAfterMs.
+   */
   private async throttle(running: RunningJob, error: RateLimitedError): Promise<SettledOutcome> {
     const { retryAfterMs, scope } = error;
     let throttled: void | typeof GAVE_UP;
@@ -135,6 +141,8 @@ export class OutcomeSettler {
       throw reason;
     }
     if (throttled === GAVE_UP) return 'unknown';
+    // The hold is the whole queue's: every partition stops calling the service, not only this one.
+    if (scope === 'queue') await this.parts.queueHold?.spread();
     this.throttleLog.record(running.record.id, retryAfterMs, scope);
     this.parts.reports.report(running, 'throttled');
     this.emit('throttled', running.record.id, retryAfterMs, scope, this.parts.jobOf(running));

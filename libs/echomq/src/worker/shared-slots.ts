@@ -25,21 +25,62 @@ export interface SlotBudget {
   ready(): void;
   /** The loop rests (waits for work, sleeps off a limit or a failure, stopped): its share is lent meanwhile. */
   park(): void;
+  /**
+   * The loop's last claim failed (its shard is down, say): until claimSucceeded(), it asks for
+   * one slot at a time, so a claim that may hang for a command deadline holds one slot, not a
+   * share the healthy loops could fill.
+   */
+  claimFailed(): void;
+  /** A claim went through: the loop asks for its full share again. */
+  claimSucceeded(): void;
 }
 
 /** One loop as the dealer sees it: the slots it holds, and its place in the line (lower is sooner). */
 export interface Holder {
   readonly held: number;
   readonly ticket: number;
+  /** The most it may hold once dealt to (none: no bound but the free slots). */
+  readonly limit?: number;
 }
 
 /**
  * Deals `free` slots one at a time to the holder that holds the fewest, ties to the lowest
- * ticket, and returns how many each got (in input order). Computed by levels, not one slot at a
- * time: the lowest holders are raised together, and what is left after the last full level goes
- * to those with the lowest tickets. O(holders log holders), whatever `free` is.
+ * ticket, skipping a holder once it holds its limit, and returns how many each got (in input
+ * order). A holder the levels would raise past its limit gets up to it, and the slots it leaves
+ * are dealt again among the others, until no limit is passed: one round per limited holder at
+ * most. Each round is O(holders log holders) (see dealLevels), whatever `free` is.
  */
 export function dealSlots(free: number, holders: readonly Holder[]): number[] {
+  const grants = holders.map(() => 0);
+  let open = holders.map((_, index) => index);
+  let left = free;
+  for (;;) {
+    const dealt = dealLevels(
+      left,
+      open.map((index) => holders[index]),
+    );
+    const over = open.filter(
+      (index, at) => holders[index].held + dealt[at] > (holders[index].limit ?? Infinity),
+    );
+    if (over.length === 0) {
+      open.forEach((index, at) => (grants[index] = dealt[at]));
+      return grants;
+    }
+    for (const index of over) {
+      const { held, limit = held } = holders[index];
+      grants[index] = Math.max(0, limit - held);
+      left -= grants[index];
+    }
+    open = open.filter((index) => !over.includes(index));
+  }
+}
+
+/**
+ * dealSlots without limits, computed by levels, not one slot at a time: the lowest holders are
+ * raised together, and what is left after the last full level goes to those with the lowest
+ * tickets. O(holders log holders), whatever `free` is.
+ */
+function dealLevels(free: number, holders: readonly Holder[]): number[] {
   const grants = holders.map(() => 0);
   if (free <= 0 || holders.length === 0) return grants;
   const byHeld = holders
@@ -81,10 +122,13 @@ export function dealSlots(free: number, holders: readonly Holder[]): number[] {
  * partitions they turn one by one.
  *
  * A loop that is about to claim (it started, or it woke and is claiming) keeps its share: a
- * claim may come back with fewer jobs than asked for, and then the loop parks. A claim on its way
- * holds the slots it asked for (reserve) until its jobs hold their own. Handlers that outlived
- * their timeout are free up to `concurrency` of them in the whole queue, then each takes a slot,
- * as in one loop (see JobSlots).
+ * claim may come back with fewer jobs than asked for, and then the loop parks. A claim on its
+ * way holds the slots it asked for (reserve) until its jobs hold their own. A loop whose last
+ * claim failed asks for one slot at a time until a claim goes through: a shard that is down
+ * answers each claim only at the command deadline, and the slots a full-share claim held meanwhile
+ * would be taken from the loops that can use them. Handlers that outlived their timeout are free
+ * up to `concurrency` of them in the whole queue, then each takes a slot, as in one loop (see
+ * JobSlots).
  */
 export class SharedSlots {
   /** Told of every change of every member loop (theirs forward here); forwards to the process's gate. */
@@ -128,7 +172,7 @@ export class SharedSlots {
     const free = this.concurrency - this.taken;
     if (free <= 0) return 0;
     const wanting = [...this.members].filter((each) => each.wanting || each === member);
-    if (wanting.length === 1) return free;
+    if (wanting.length === 1) return Math.max(0, Math.min(free, (member.limit ?? Infinity) - member.held));
     return dealSlots(free, wanting)[wanting.indexOf(member)];
   }
 
@@ -140,6 +184,8 @@ export class SharedSlots {
 
 class PoolMember implements SlotBudget, Holder {
   private reserved = 0;
+  /** Set while the loop's last claim failed: it asks for one slot more than its running handlers. */
+  private failing = false;
   wanting = false;
   ticket = 0;
 
@@ -150,6 +196,10 @@ class PoolMember implements SlotBudget, Holder {
 
   get held(): number {
     return this.slots.runningCount + this.reserved;
+  }
+
+  get limit(): number | undefined {
+    return this.failing ? this.slots.runningCount + 1 : undefined;
   }
 
   free(): number {
@@ -182,5 +232,13 @@ class PoolMember implements SlotBudget, Holder {
     if (!this.wanting) return;
     this.wanting = false;
     this.pool.changes.notify();
+  }
+
+  claimFailed(): void {
+    this.failing = true;
+  }
+
+  claimSucceeded(): void {
+    this.failing = false;
   }
 }
