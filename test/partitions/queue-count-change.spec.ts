@@ -80,14 +80,18 @@ describe('a partitioned queue whose count drops from 3 to 2', () => {
     }
   });
 
-  it('splits a limit over the new count, giving the draining partition the smallest share', async () => {
+  it('splits a limit over every partition, the draining one included, so the shares add up to it', async () => {
     await twoQueues.setLimits(queue, { globalConcurrency: 11 });
     expect((await twoQueues.getLimits(queue)).globalConcurrency).toBe(11);
+    // In the layout's order [q, q#0, q#1, q#2]: 11 over the three partitions is 4, 4 and 3; the queue
+    // itself, holding only jobs from before it was partitioned, gets no share.
+    const layout = await twoQueues.partitionLayout(queue);
     const shares = await Promise.all(
-      [`${queue}#0`, `${queue}#1`, `${queue}#2`, queue].map(
+      layout.physical.map(
         async (physical) => (await readLimits(twoQueues.context(physical))).globalConcurrency,
       ),
     );
-    expect(shares).toEqual([6, 5, 5, 5]);
+    expect(shares).toEqual([null, 4, 4, 3]);
+    expect(shares.reduce((sum, share) => sum! + (share ?? 0), 0)).toBe(11);
   });
 });

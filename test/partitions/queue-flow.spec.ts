@@ -46,7 +46,7 @@ describe('flow control of a partitioned queue', () => {
     expect(await queues.isPaused(queue)).toBe(false);
   });
 
-  it('splits globalConcurrency and rateLimit over the partitions and reads the total back', async () => {
+  it('splits globalConcurrency and rateLimit over every physical queue and reads the total back', async () => {
     const queue = uniqueQueue('limits');
     await queues.setLimits(queue, {
       globalConcurrency: 10,
@@ -59,20 +59,20 @@ describe('flow control of a partitioned queue', () => {
       rateLimit: { max: 100, windowMs: 1_000 },
       laneConcurrency: 2,
     });
-    const shares = await Promise.all(partitionsOf(queue).map((physical) => queues.getLimits(physical)));
-    expect(shares.map((limits) => limits.globalConcurrency)).toEqual([4, 3, 3]);
+    // Split over the three partitions; the queue itself (where jobs from before it was
+    // partitioned drain under the limits they had) gets no share.
+    const shares = await Promise.all(
+      [queue, ...partitionsOf(queue)].map((physical) => readLimits(queues.context(physical))),
+    );
+    expect(shares.map((limits) => limits.globalConcurrency)).toEqual([null, 4, 3, 3]);
     expect(shares.map((limits) => limits.rateLimit)).toEqual([
+      null,
       { max: 34, windowMs: 1_000 },
       { max: 33, windowMs: 1_000 },
       { max: 33, windowMs: 1_000 },
     ]);
     // Lane limits are not split: a lane lives in one partition.
-    expect(shares.map((limits) => limits.laneConcurrency)).toEqual([2, 2, 2]);
-    // The queue itself (where jobs from before it was partitioned drain) gets the smallest share.
-    expect(await readLimits(queues.context(queue))).toMatchObject({
-      globalConcurrency: 3,
-      rateLimit: { max: 33, windowMs: 1_000 },
-    });
+    expect(shares.map((limits) => limits.laneConcurrency)).toEqual([null, 2, 2, 2]);
 
     // A limit left out stays; null clears one in every partition.
     await queues.setLimits(queue, { globalConcurrency: null });
@@ -82,7 +82,7 @@ describe('flow control of a partitioned queue', () => {
     }
   });
 
-  it('refuses a globalConcurrency below the partition count, writing nothing', async () => {
+  it('refuses a globalConcurrency below the number of partitions, writing nothing', async () => {
     const queue = uniqueQueue('refuse');
     await queues.setLimits(queue, { globalConcurrency: 9, laneConcurrency: 4 });
     const before = await Promise.all(
@@ -90,6 +90,10 @@ describe('flow control of a partitioned queue', () => {
     );
     await expect(queues.setLimits(queue, { globalConcurrency: 2, laneConcurrency: 7 })).rejects.toThrow(
       InvalidArgumentError,
+    );
+    // Three partitions: 2 would leave one of them nothing; 3 is one each.
+    await expect(queues.setLimits(queue, { globalConcurrency: 2 })).rejects.toThrow(
+      /globalConcurrency 2 cannot be split over 3 partitions/,
     );
     await expect(queues.setLimits(queue, { rateLimit: { max: 1, windowMs: 1_000 } })).rejects.toThrow(
       InvalidArgumentError,
@@ -137,14 +141,17 @@ describe('flow control of a partitioned queue', () => {
         globalConcurrency: 9,
         rateLimit: { max: 30, windowMs: 1_000 },
       });
+      // 9 over [q#0, q#1, q#2]: 3, 3, 3.
+      expect((await mine.getLimits(configured)).globalConcurrency).toBe(9);
       expect((await mine.getLimits(`${configured}#0`)).globalConcurrency).toBe(3);
       // An admin in another process changes the limit before the producer's first enqueue.
       await admin.get(QueueService).setLimits(configured, { globalConcurrency: 30 });
       for (let n = 0; n < PARTITIONS; n++) await mine.enqueue(configured, { n });
       expect((await mine.getLimits(configured)).globalConcurrency).toBe(30);
-      for (const physical of partitionsOf(configured)) {
-        expect((await mine.getLimits(physical)).globalConcurrency).toBe(10);
-      }
+      const shares = await Promise.all(
+        [configured, ...partitionsOf(configured)].map((physical) => readLimits(mine.context(physical))),
+      );
+      expect(shares.map((limits) => limits.globalConcurrency)).toEqual([null, 10, 10, 10]);
     });
   });
 });

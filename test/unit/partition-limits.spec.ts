@@ -1,6 +1,12 @@
+import { limitTargets, partitionLayout } from '@app/echomq/queue/partitions/partition-layout';
 import fc from 'fast-check';
 import { InvalidArgumentError, MAX_PARTITIONS, type FlowLimits } from '@app/echomq/internal';
-import { partitionLimits, shareOf, summedLimits } from '@app/echomq/queue/partitions/partition-limits';
+import {
+  partitionLimits,
+  shareOf,
+  summedLimits,
+  tooSmallToSplit,
+} from '@app/echomq/queue/partitions/partition-limits';
 
 const count = fc.integer({ min: 1, max: MAX_PARTITIONS });
 
@@ -14,7 +20,7 @@ function limits(overrides: Partial<FlowLimits>): FlowLimits {
   };
 }
 
-describe('partition limits: a shared limit split over the partitions', () => {
+describe('partition limits: a shared limit split over the physical queues', () => {
   it('splits 10 over 3 as 4, 3, 3', () => {
     expect([0, 1, 2].map((index) => shareOf(10, index, 3))).toEqual([4, 3, 3]);
     expect([0, 1, 2].map((index) => shareOf(100, index, 3))).toEqual([34, 33, 33]);
@@ -50,15 +56,16 @@ describe('partition limits: a shared limit split over the partitions', () => {
     });
   });
 
-  it('gives a draining partition (past the count, or the queue itself) the smallest share', () => {
-    const asked = { globalConcurrency: 10 };
-    const smallest = partitionLimits(asked, 2, 3).globalConcurrency;
-    expect(smallest).toBe(3);
-    expect(partitionLimits(asked, 3, 3).globalConcurrency).toBe(smallest);
-    expect(partitionLimits(asked, 15, 3).globalConcurrency).toBe(smallest);
+  it('gives every partition its share by its place in limitTargets, so the shares add up to the limit', () => {
+    // Four partitions (limitTargets gives their order), draining ones like the others.
+    const asked = { globalConcurrency: 10, rateLimit: { max: 101, windowMs: 1_000 } };
+    const shares = [0, 1, 2, 3].map((index) => partitionLimits(asked, index, 4));
+    expect(shares.map((limits) => limits.globalConcurrency)).toEqual([3, 3, 2, 2]);
+    expect(shares.map((limits) => limits.rateLimit?.max)).toEqual([26, 25, 25, 25]);
+    expect(shares.map((limits) => limits.rateLimit?.windowMs)).toEqual([1_000, 1_000, 1_000, 1_000]);
   });
 
-  it('passes limits through unchanged when the queue is not partitioned, and clears stay clears', () => {
+  it('passes limits through unchanged for one physical queue, and clears stay clears', () => {
     const asked = { globalConcurrency: 1, rateLimit: { max: 1, windowMs: 10 } };
     expect(partitionLimits(asked, 0, 1)).toBe(asked);
     expect(partitionLimits({ globalConcurrency: null, rateLimit: null }, 1, 3)).toEqual({
@@ -67,12 +74,38 @@ describe('partition limits: a shared limit split over the partitions', () => {
     });
   });
 
-  it('refuses a limit below the partition count: some partition would get 0', () => {
+  it('refuses a limit below the number of partitions: some would get 0', () => {
     expect(() => partitionLimits({ globalConcurrency: 2 }, 0, 3)).toThrow(InvalidArgumentError);
     expect(() => partitionLimits({ rateLimit: { max: 2, windowMs: 1_000 } }, 0, 3)).toThrow(
       /rateLimit.max 2 cannot be split over 3 partitions/,
     );
+    expect(() => partitionLimits({ globalConcurrency: 3 }, 0, 4, 'refuse')).toThrow(
+      /globalConcurrency 3 cannot be split over 4/,
+    );
     expect(partitionLimits({ globalConcurrency: 3 }, 2, 3).globalConcurrency).toBe(1);
+  });
+
+  it('clamps each share to at least 1 when asked to, and says which limits went over', () => {
+    const asked = { globalConcurrency: 2, rateLimit: { max: 3, windowMs: 500 }, laneConcurrency: 1 };
+    const shares = [0, 1, 2, 3, 4].map((index) => partitionLimits(asked, index, 5, 'clamp'));
+    expect(shares.map((limits) => limits.globalConcurrency)).toEqual([1, 1, 1, 1, 1]);
+    expect(shares.map((limits) => limits.rateLimit)).toEqual(
+      Array.from({ length: 5 }, () => ({ max: 1, windowMs: 500 })),
+    );
+    expect(shares.every((limits) => limits.laneConcurrency === 1)).toBe(true);
+    expect(tooSmallToSplit(asked, 5)).toEqual(['globalConcurrency', 'rateLimit.max']);
+    expect(tooSmallToSplit(asked, 2)).toEqual([]);
+    expect(tooSmallToSplit({ globalConcurrency: 4, rateLimit: null }, 5)).toEqual(['globalConcurrency']);
+    expect(tooSmallToSplit({ globalConcurrency: 1 }, 1)).toEqual([]);
+    // A limit large enough is split exactly as without clamping.
+    fc.assert(
+      fc.property(count, fc.integer({ min: 16, max: 100_000 }), fc.nat(), (n, total, seed) => {
+        const index = seed % n;
+        expect(partitionLimits({ globalConcurrency: total }, index, n, 'clamp')).toEqual(
+          partitionLimits({ globalConcurrency: total }, index, n),
+        );
+      }),
+    );
   });
 
   it('reads the total back as the sum of the shares', () => {
@@ -96,5 +129,16 @@ describe('partition limits: a shared limit split over the partitions', () => {
     expect(summedLimits([limits({}), limits({})])).toEqual(limits({}));
     const shares = [limits({ globalConcurrency: 4 }), limits({ globalConcurrency: null })];
     expect(summedLimits(shares).globalConcurrency).toBe(4);
+  });
+});
+
+describe("limit targets: where a partitioned queue's split limits go", () => {
+  it('are the partitions while new jobs go to them, and every physical queue once the count is back to 1', () => {
+    expect(limitTargets(partitionLayout('q', 1, 1))).toEqual(['q']);
+    // Partitioned: the queue itself holds only jobs from before, under the limits they had.
+    expect(limitTargets(partitionLayout('q', 3, 3))).toEqual(['q#0', 'q#1', 'q#2']);
+    expect(limitTargets(partitionLayout('q', 2, 3))).toEqual(['q#0', 'q#1', 'q#2']);
+    // Back to 1: new jobs go to the queue itself, which shares with its draining partitions.
+    expect(limitTargets(partitionLayout('q', 1, 3))).toEqual(['q', 'q#0', 'q#1', 'q#2']);
   });
 });

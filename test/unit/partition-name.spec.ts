@@ -8,6 +8,7 @@ import {
   logicalQueueOf,
   parsePhysicalQueue,
   partitionQueueName,
+  partitionRegistryFields,
   queueKeys,
 } from '@app/echomq/internal';
 
@@ -88,5 +89,11 @@ describe('partition names', () => {
         expect(partitionQueueName(queue, index)).not.toMatch(/^[A-Za-z0-9._-]+$/);
       }),
     );
+  });
+
+  it("names a queue's two registry fields, which no queue's own name can be", () => {
+    expect(partitionRegistryFields('emails')).toEqual({ count: 'emails', most: 'emails#max' });
+    expect(isPhysicalQueueName(partitionRegistryFields('emails').most)).toBe(false);
+    expect(() => partitionRegistryFields('emails#1')).toThrow(InvalidQueueNameError);
   });
 });

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { JOB_IDS, MAX_PARTITIONS, SnowflakeMinter, partitionTagOf } from '@app/echomq/internal';
-import { pinnedPartition, planEnqueue, targetFor } from '@app/echomq/queue/partitions/enqueue-plan';
+import {
+  pinnedPartition,
+  planEnqueue,
+  schedulePartition,
+  targetFor,
+} from '@app/echomq/queue/partitions/enqueue-plan';
 import {
   candidatesForId,
   directLayout,
@@ -71,6 +76,35 @@ describe('candidatesForId: where a lookup by id goes', () => {
     // Lowered from 5 to 2: partition 4 still exists and is still asked.
     expect(candidatesForId(partitionLayout('q', 2, 5), mint(4))).toEqual(['q#4', 'q']);
     expect(candidatesForId(directLayout('q#1'), mint(1))).toEqual(['q#1']);
+  });
+
+  it('asks the queue itself first once the count is back to 1: its new jobs are there', () => {
+    const back = partitionLayout('q', 1, 3);
+    expect(candidatesForId(back, mint(2))).toEqual(['q', 'q#2']);
+    expect(candidatesForId(back, mint(5))).toEqual(['q']);
+    // Still partitioned over several: the partition the id names first.
+    expect(candidatesForId(partitionLayout('q', 2, 3), mint(2))).toEqual(['q#2', 'q']);
+  });
+});
+
+describe("schedulePartition: a new schedule's partition", () => {
+  it("is its template's lane's, else its key's hash", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: MAX_PARTITIONS }),
+        fc.string(),
+        fc.string(),
+        (count, key, lane) => {
+          const expected =
+            lane === 'default' ? bucketOf(`schedule:${key}`, count) : bucketOf(`lane:${lane}`, count);
+          expect(schedulePartition(key, { lane, data: 1 }, count)).toBe(expected);
+        },
+      ),
+    );
+    expect(schedulePartition('nightly', undefined, 5)).toBe(bucketOf('schedule:nightly', 5));
+    expect(schedulePartition('nightly', { data: 1 }, 5)).toBe(bucketOf('schedule:nightly', 5));
+    // A lane of the wrong type pins nothing (the upsert refuses it before anything is sent).
+    expect(schedulePartition('nightly', { lane: 7 }, 5)).toBe(bucketOf('schedule:nightly', 5));
   });
 });
 

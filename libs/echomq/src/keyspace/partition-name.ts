@@ -59,3 +59,13 @@ export function assertPhysicalQueueName(name: unknown): string {
   if (!isPhysicalQueueName(name)) throw new InvalidQueueNameError(name);
   return name;
 }
+
+/**
+ * The fields of the partitions registry (`<p>:partitions`) that hold one queue's layout: the
+ * count last declared, under the queue's own name, and the most it ever had, under `q#max`
+ * (a name no queue can have). scripts/lua/record-partitions.lua.ts writes the same two.
+ */
+export function partitionRegistryFields(queue: string): { readonly count: string; readonly most: string } {
+  if (!isValidQueueName(queue)) throw new InvalidQueueNameError(queue);
+  return { count: queue, most: `${queue}${PARTITION_SEPARATOR}max` };
+}

@@ -10,6 +10,7 @@ import {
   type OptionCheck,
 } from '../option-checks';
 import { assertQueueOptions } from '../queue/queue-options';
+import { checkPartitionedLimits } from '../queue/partitions/partition-options';
 import { checkDeclaredSchedules } from '../schedules/schedule-checks';
 import { PAYLOAD_MAX_BYTES, SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { otelApi, TRACING_NEEDS_API } from '../tracing/otel-api';
@@ -123,6 +124,7 @@ export function validateModuleOptions(options: unknown): ResolvedModuleSettings 
   checkFields(record, MODULE_CHECKS, '');
   // With a cluster connection too: each confirmation goes to the master serving its key's slot.
   const given = options as EchoMqModuleOptions;
+  checkPartitionedLimits(given.defaults, given.queues);
   const settings: ResolvedModuleSettings = {
     keyPrefix: given.keyPrefix ?? MODULE_DEFAULTS.keyPrefix,
     eventsMaxLen: given.eventsMaxLen ?? MODULE_DEFAULTS.eventsMaxLen,

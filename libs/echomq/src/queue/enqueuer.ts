@@ -6,13 +6,14 @@ import type { DurableScriptContext } from '../durability/durable-context';
 import { durableEnqueue } from '../durability/durable-enqueue';
 import type { EnqueueOutcome } from '../scripts';
 import { enqueueKeyed, type KeyedEnqueueResult } from '../scripts/enqueue-keyed';
-import { ENQUEUE_CALL_MAX_BYTES, ENQUEUE_MANY_MAX } from '../scripts/limits';
+import { ENQUEUE_CALL_MAX_BYTES } from '../scripts/limits';
 import { repeatUntilKnown, type RepeatOptions } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
 import { checkJobData } from './check-job-data';
 import { isKeyed, keyedRuleOf, type EnqueueResult } from './dedupe-options';
 import { EnqueueBatcher, payloadBytes } from './enqueue-batcher';
-import { buildJobRecord, checkEnqueueItem, type JobToEnqueue } from './enqueue-options';
+import { buildJobRecord, type JobToEnqueue } from './enqueue-options';
+import { checkBatch, itemNames, outcomeOf, type EnqueueGroup } from './enqueue-batch';
 import type { QueueDefinitions } from './queue-definitions';
 import { DEFAULT_LANE, logicalQueueOf } from '../keyspace';
 import type { NewJobRecord } from '../scripts';
@@ -48,59 +49,60 @@ export class Enqueuer {
   }
 
   /**
-   * Every job in one script call, all or nothing; ids in input order. At most ENQUEUE_MANY_MAX
-   * jobs and ENQUEUE_CALL_MAX_BYTES of payload: one script call blocks Redis while it runs, so
-   * a larger batch is refused before anything is sent.
+   * One batch, spread over one or several queues (a partitioned queue's partitions): `groups`
+   * say which items go where and the partition tag their ids carry. Every item is checked and
+   * every record built, and every queue registered, before anything is sent, so bad input (or
+   * a refused registration) writes nothing anywhere; then each group is one all-or-nothing
+   * script call, sent concurrently. At most ENQUEUE_MANY_MAX jobs, and ENQUEUE_CALL_MAX_BYTES of
+   * payload per group. Ids come back in input order. With tracing on, the whole call is one
+   * publish span of the queue, by its own name even when a partition was named.
    */
   async enqueueMany<T>(
-    ctx: DurableScriptContext,
-    jobs: readonly JobToEnqueue<T>[],
-    tag?: number,
-  ): Promise<JobId[]> {
-    const items = jobs instanceof Array ? jobs.map((_, index) => index) : [];
-    const [ids] = await this.enqueueSpread(ctx.keys.queue, jobs, [{ ctx, tag, items }]);
-    return ids ?? [];
-  }
-
-  /**
-   * One batch spread over several queues (a partitioned queue's partitions): `groups` say which
-   * items go where and the partition tag their ids carry. Every item is checked and every
-   * record built before anything is sent, so bad input writes nothing anywhere; then each
-   * group is one all-or-nothing script call, sent concurrently. Ids come back per group, in
-   * the order of its items. With tracing on, the whole call is one publish span of `queue`.
-   */
-  async enqueueSpread<T>(
     queue: string,
     jobs: readonly JobToEnqueue<T>[],
     groups: readonly EnqueueGroup[],
-  ): Promise<JobId[][]> {
+  ): Promise<JobId[]> {
     const tracing = this.tracing;
+    const logical = logicalQueueOf(queue);
     // (an empty call, or one refused for not being an array, is no publish)
     const outcomes =
       tracing && jobs instanceof Array && jobs.length > 0
         ? await tracing.publish(
-            queue,
+            logical,
             jobs.length,
-            (stamp) => this.spread(jobs, groups, stamp),
+            (stamp) => this.spread(logical, jobs, groups, stamp),
             (done) => done.flat().map((outcome) => ({ id: outcome.id, outcome: outcomeOf(outcome) })),
           )
-        : await this.spread(jobs, groups);
-    return outcomes.map((group) => group.map((outcome) => outcome.id as JobId));
+        : await this.spread(logical, jobs, groups);
+    const ids = new Array<JobId>(jobs.length);
+    groups.forEach(({ items }, group) =>
+      items.forEach((item, at) => (ids[item] = outcomes[group][at].id as JobId)),
+    );
+    return ids;
   }
 
   private async spread<T>(
+    queue: string,
     jobs: readonly JobToEnqueue<T>[],
     groups: readonly EnqueueGroup[],
     stamp?: StampTrace,
   ): Promise<EnqueueOutcome[][]> {
     checkBatch(jobs);
+    // The whole batch at once, so a refusal names the item by its place in the caller's batch.
+    await this.checkData(queue, jobs);
     const prepared = [];
     for (const group of groups) {
       const items = group.items.map((index) => jobs[index]);
-      const names = group.items.map((index) => (jobs.length > 1 ? `jobs[${index}]` : ''));
-      prepared.push({ group, records: await this.prepare(group.ctx, items, names, group.tag) });
+      prepared.push({
+        ctx: group.ctx,
+        records: await this.prepare(items, itemNames(jobs.length, group.items), group.tag),
+      });
     }
-    return Promise.all(prepared.map(({ group, records }) => this.send(group.ctx, records, stamp)));
+    // Every queue is registered before any is written to: a refusal (a newer data format, an
+    // old Redis) leaves no group of the batch written.
+    const written = prepared.filter(({ records }) => records.length > 0);
+    await Promise.all(written.map(({ ctx }) => this.registerIfDue(ctx.keys.queue)));
+    return Promise.all(prepared.map(({ ctx, records }) => this.send(ctx, records, stamp)));
   }
 
   /**
@@ -131,17 +133,17 @@ export class Enqueuer {
     tag: number | undefined,
     stamp?: StampTrace,
   ): Promise<EnqueueResult> {
-    if (!isKeyed(job)) {
-      checkBatch([job]);
-      const records = await this.prepare(ctx, [job], [''], tag);
+    const keyed = isKeyed(job);
+    if (!keyed) checkBatch([job]);
+    const rule = keyed ? keyedRuleOf(job) : undefined;
+    if (keyed && !rule) throw new InvalidArgumentError('A keyed job has a debounce or a throttle');
+    await this.checkData(logicalQueueOf(ctx.keys.queue), [job]);
+    if (!rule) {
+      const records = await this.prepare([job], [''], tag);
+      await this.registerIfDue(ctx.keys.queue);
       const [outcome] = await this.send(ctx, records, stamp);
       return { id: outcome.id as JobId, outcome: outcomeOf(outcome) };
     }
-    const rule = keyedRuleOf(job);
-    if (!rule) throw new InvalidArgumentError('A keyed job has a debounce or a throttle');
-    const queue = logicalQueueOf(ctx.keys.queue);
-    const schema = this.definitions.get(queue)?.schemas.data;
-    if (schema) await checkJobData(queue, schema, [job]);
     const [id] = await this.mintIds(1, tag);
     const built = buildJobRecord(id, job, this.settings.maxPayloadBytes);
     await this.registerIfDue(ctx.keys.queue);
@@ -165,21 +167,22 @@ export class Enqueuer {
     });
   }
 
+  /** Checks the jobs' data against the (logical) queue's schema, if it has one; nothing is sent. */
+  private async checkData<T>(queue: string, jobs: readonly JobToEnqueue<T>[]): Promise<void> {
+    const schema = this.definitions.get(queue)?.schemas.data;
+    if (schema) await checkJobData(queue, schema, jobs);
+  }
+
   /**
-   * Checks a group's items (the queue's data schema, every option), mints their ids (carrying
-   * `tag`) and builds their records; nothing is sent but the queue's registration when due.
-   * `names` name each item in a refusal (jobs[3].lane ...), as the schema check does.
+   * Mints a group's ids (carrying `tag`) and builds their records, checking every option;
+   * nothing is sent. `names` name each item in a refusal (jobs[3].lane ...).
    */
   private async prepare<T>(
-    ctx: DurableScriptContext,
     jobs: readonly JobToEnqueue<T>[],
     names: readonly string[],
     tag: number | undefined,
   ): Promise<NewJobRecord[]> {
     if (jobs.length === 0) return [];
-    const queue = logicalQueueOf(ctx.keys.queue);
-    const schema = this.definitions.get(queue)?.schemas.data;
-    if (schema) await checkJobData(queue, schema, jobs);
     // Only the job's own maxAttempts goes on its row: this process's configuration does not
     // decide the budget of jobs that other processes serve.
     const ids = await this.mintIds(jobs.length, tag);
@@ -191,14 +194,13 @@ export class Enqueuer {
     return records;
   }
 
-  /** Registers the queue when due and hands the records to its batcher (one merged script call). */
+  /** Hands the records to the queue's batcher (one merged script call); the queue is registered already. */
   private async send(
     ctx: DurableScriptContext,
     records: readonly NewJobRecord[],
     stamp?: StampTrace,
   ): Promise<EnqueueOutcome[]> {
     if (records.length === 0) return [];
-    await this.registerIfDue(ctx.keys.queue);
     // Stamped once every check passed and just before the write: a refused call starts no span
     // per job (a create span must name a job that may exist).
     return this.batcher(ctx).submit(records.map((record) => traced(record, stamp)));
@@ -228,39 +230,4 @@ export class Enqueuer {
     }
     return batcher;
   }
-}
-
-/** Where some items of a batch go: the queue's context and the partition tag their ids carry. */
-export interface EnqueueGroup {
-  readonly ctx: DurableScriptContext;
-  readonly tag?: number;
-  /** Indices into the batch, in the order their ids come back. */
-  readonly items: readonly number[];
-}
-
-/**
- * What a batch must be before any item is looked at: an array of at most ENQUEUE_MANY_MAX
- * objects, none of them keyed (those go one at a time, through submit).
- */
-function checkBatch<T>(jobs: readonly JobToEnqueue<T>[]): void {
-  if (!(jobs instanceof Array) || jobs.length > ENQUEUE_MANY_MAX) {
-    throw new InvalidArgumentError(
-      `enqueueMany takes an array of at most ${ENQUEUE_MANY_MAX} jobs (one script call moves at most that many, ` +
-        'so Redis is never blocked for more than a few milliseconds); split larger batches',
-    );
-  }
-  // Before isKeyed or a schema reads a field of an item that may not be an object.
-  jobs.forEach((job, index) => checkEnqueueItem(job, `jobs[${index}]`));
-  const keyed = jobs.findIndex(isKeyed);
-  if (keyed >= 0) {
-    throw new InvalidArgumentError(
-      `${jobs.length > 1 ? `jobs[${keyed}]: ` : ''}a job with debounce or throttle is enqueued one at a ` +
-        'time (enqueue or submit), not in enqueueMany: each is one script call that may replace or ' +
-        'match an existing job',
-    );
-  }
-}
-
-function outcomeOf(outcome: EnqueueOutcome): 'created' | 'matched' {
-  return outcome.created ? 'created' : 'matched';
 }

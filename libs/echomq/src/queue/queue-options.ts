@@ -13,6 +13,7 @@ import { DEAD_RETENTION_DEFAULTS, DEAD_RETENTION_RANGES } from '../scripts/dead-
 import type { RateLimit } from '../scripts/set-limits';
 import { FLOW_LIMIT_CHECKS, type FlowLimitKey } from './flow-limits';
 import { MAX_PARTITIONS } from '../keyspace/partition-name';
+import { checkLimitsSplit } from './partitions/partition-options';
 
 const SECOND_MS = 1_000;
 const HOUR_MS = 3_600_000;
@@ -168,7 +169,13 @@ const QUEUE_OPTION_CHECKS: { readonly [K in keyof QueueOptions]-?: OptionCheck }
  */
 export function assertQueueOptions(options: unknown, path: string): QueueOptions {
   checkFields(checkRecord(options, path || 'options'), QUEUE_OPTION_CHECKS, path);
-  return options as QueueOptions;
+  const checked = options as QueueOptions;
+  if (checked.partitions !== undefined) {
+    checkLimitsSplit(checked, checked.partitions, optionPath(path, 'partitions'), (key) =>
+      optionPath(path, key),
+    );
+  }
+  return checked;
 }
 
 /** Checks a backoff policy; `option` names it in errors (e.g. 'queues.emails.backoff'). */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { JobId } from '../ids';
-import { logicalQueueOf, parsePhysicalQueue, queueKeys, queueRegistryKey } from '../keyspace';
+import { logicalQueueOf, queueKeys, queueRegistryKey } from '../keyspace';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { RedisConnections } from '../connection/redis-connections';
 import { untilOutage } from '../connection/until-outage';
@@ -17,7 +17,6 @@ import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } fro
 import { configuredLimits } from './flow-limits';
 import type { FlowLimits } from '../scripts/set-limits';
 import { queuesWithConfiguredLimits, registerAtBoot } from './limits-at-boot';
-
 import { ENQUEUE_MANY_MAX } from '../scripts/limits';
 import type { QueueDefinition } from './queue-definition';
 import { QueueDefinitions } from './queue-definitions';
@@ -27,7 +26,7 @@ import { EventSurface } from './surfaces/event-surface';
 import { monotonicMs } from '../monotonic';
 import { PartitionDirectory } from './partitions/partition-directory';
 import type { PartitionLayout } from './partitions/partition-layout';
-import { partitionLimits } from './partitions/partition-limits';
+import { ConfiguredShares } from './partitions/configured-shares';
 import { RoundRobin } from './partitions/partition-routing';
 import { planEnqueue, targetFor } from './partitions/enqueue-plan';
 
@@ -55,6 +54,7 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
   private readonly partitions: PartitionDirectory;
   /** Unpinned jobs of partitioned queues take the partitions in turn. */
   private readonly turns = new RoundRobin();
+  private readonly shares = new ConfiguredShares(new Logger('EchoMQ'));
 
   constructor(
     @Inject(ECHOMQ_OPTIONS) private readonly options: EchoMqModuleOptions,
@@ -104,9 +104,14 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
     return this.partitions.layout(queue);
   }
 
+  /** The layout for a write that creates work: a partition named directly must be one its queue has. */
+  protected writeLayout(queue: string): Promise<PartitionLayout> {
+    return this.partitions.writeLayout(queue);
+  }
+
   /**
    * The shared limits this process configures for one physical queue: its queue's, split over
-   * the partitions when it is partitioned (see partitionLimits).
+   * the physical queues of a partitioned queue (see ConfiguredShares; never throws).
    */
   private configuredLimitsOf(physical: string): Partial<FlowLimits> {
     const logical = logicalQueueOf(physical);
@@ -115,9 +120,7 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
       this.options.queues?.[logical],
       this.processorOptions.get(logical),
     );
-    const count = this.partitions.knownCount(logical);
-    if (count <= 1) return limits;
-    return partitionLimits(limits, parsePhysicalQueue(physical)?.partition ?? count, count);
+    return this.shares.shareOf(physical, this.partitions.knownLayout(logical), limits);
   }
 
   /**
@@ -226,7 +229,7 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
    */
   async submit<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     checkEnqueueOptions(options);
-    const target = targetFor(await this.partitionLayout(queue), options, this.turns);
+    const target = targetFor(await this.writeLayout(queue), options, this.turns);
     return this.enqueuer.submit(
       this.context(target.queue),
       { ...options, data },
@@ -241,22 +244,15 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
    * blocks Redis while it runs, so a larger batch is refused before anything is sent.
    */
   async enqueueMany<T>(queue: string, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
-    const layout = await this.partitionLayout(queue);
-    if (layout.count <= 1 || !(jobs instanceof Array)) {
-      const target = targetFor(layout, undefined, this.turns);
-      return this.enqueuer.enqueueMany(this.context(target.queue), jobs, target.tag);
-    }
-    // Partitioned: each partition's jobs are one all-or-nothing call; every job is checked first.
-    const plan = planEnqueue(layout, jobs, this.turns);
+    const layout = await this.writeLayout(queue);
+    // Of a partitioned queue, each partition's jobs are one all-or-nothing call (enqueue-plan.ts).
+    const plan = planEnqueue(layout, jobs instanceof Array ? jobs : [], this.turns);
     const groups = plan.map(({ target, items }) => ({
       ctx: this.context(target.queue),
       tag: target.tag,
       items,
     }));
-    const ids = await this.enqueuer.enqueueSpread(layout.queue, jobs, groups);
-    const ordered = new Array<JobId>(jobs.length);
-    plan.forEach(({ items }, group) => items.forEach((item, at) => (ordered[item] = ids[group][at])));
-    return ordered;
+    return this.enqueuer.enqueueMany(layout.queue, jobs, groups);
   }
 
   /** Names of every queue that was ever enqueued to or served (a partitioned queue once, by its own name). */
@@ -292,6 +288,10 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
   protected forgetRegistration(queue: string): void {
     this.registration.forget(queue);
     this.partitions.forget(logicalQueueOf(queue));
+  }
+
+  protected forgetPartitions(queue: string): Promise<void> {
+    return this.partitions.remove(queue);
   }
 
   protected yieldLimits(queue: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { partitionRegistryKey } from '../keyspace';
+import { isValidQueueName, partitionRegistryFields, partitionRegistryKey } from '../keyspace';
 import type { RedisClient, ScriptedClient } from './registry';
 import { installScripts } from './registry';
 
@@ -12,7 +12,8 @@ export interface RecordedPartitions {
 
 /**
  * Records that `queue` is declared with `count` partitions (1: unpartitioned) and returns the
- * most it ever had. Idempotent: a repeat after a lost reply writes the same fields again.
+ * most it ever had. Idempotent: a repeat after a lost reply writes the same fields again. A
+ * count of 1 for a queue the registry has no entry for writes nothing (see the script).
  */
 export async function recordPartitions(
   redis: RedisClient,
@@ -24,6 +25,16 @@ export async function recordPartitions(
   return Number(await client.emqRecordPartitions(partitionRegistryKey(prefix), queue, count));
 }
 
+/**
+ * Removes `queue`'s entry from the registry (one HDEL of its two fields): every physical queue
+ * of it was obliterated, so a queue created again under its name starts unpartitioned.
+ * Idempotent.
+ */
+export async function forgetPartitions(redis: RedisClient, prefix: string, queue: string): Promise<void> {
+  const fields = partitionRegistryFields(queue);
+  await redis.hdel(partitionRegistryKey(prefix), fields.count, fields.most);
+}
+
 /** Every queue's recorded layout under `prefix`, by queue name (one HGETALL). */
 export async function readRecordedPartitions(
   redis: RedisClient,
@@ -32,9 +43,10 @@ export async function readRecordedPartitions(
   const raw = await redis.hgetall(partitionRegistryKey(prefix));
   const layouts = new Map<string, RecordedPartitions>();
   for (const [field, value] of Object.entries(raw)) {
-    if (field.includes('#')) continue;
+    // (a `q#max` field, or anything that is no queue's name)
+    if (!isValidQueueName(field)) continue;
     const count = Number(value);
-    const most = Math.max(count, Number(raw[`${field}#max`] ?? count));
+    const most = Math.max(count, Number(raw[partitionRegistryFields(field).most] ?? count));
     if (Number.isInteger(count) && count >= 1) layouts.set(field, { count, most });
   }
   return layouts;

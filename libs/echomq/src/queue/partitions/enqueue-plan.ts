@@ -66,3 +66,15 @@ export function targetFor(layout: PartitionLayout, job: unknown, turns: RoundRob
   if (layout.count <= 1) return targetOf(layout, undefined);
   return targetOf(layout, pinnedPartition(job, layout.count) ?? turns.pick(layout.count));
 }
+
+/**
+ * The partition a new schedule of a partitioned queue lives in: its template's lane's, when it
+ * names one other than the default (so the lane's occurrences and its other jobs share one
+ * partition, which enforces the lane's order and caps), else the one its key hashes to.
+ */
+export function schedulePartition(key: string, template: unknown, count: number): number {
+  const lane =
+    typeof template === 'object' && template !== null ? (template as RoutedFields).lane : undefined;
+  if (typeof lane === 'string' && lane !== DEFAULT_LANE) return bucketOf(`lane:${lane}`, count);
+  return bucketOf(`schedule:${key}`, count);
+}

@@ -5,7 +5,8 @@ import { parsePhysicalQueue, partitionQueueName } from '../../keyspace';
  * Where one queue's jobs live: `count` partitions take new jobs (1: the queue itself, as an
  * unpartitioned queue), and `physical` lists every physical queue that may hold its jobs,
  * which reads and workers cover. A queue whose count was lowered keeps its higher partitions
- * there until they are retired by hand (docs/partitions.md, "Changing the count").
+ * there for as long as the registry records the most it ever had, that is until the whole
+ * queue is obliterated (docs/partitions.md, "Changing the count").
  */
 export interface PartitionLayout {
   /** The queue's own (logical) name, or a partition's when one was addressed directly. */
@@ -55,12 +56,25 @@ export function targetOf(layout: PartitionLayout, index: number | undefined): Wr
 /**
  * The physical queues that may hold job `id`, most likely first: the partition its id names,
  * then the queue itself (a job from before the queue was partitioned, whose id names a
- * partition by chance). Never more than two lookups, and one for an unpartitioned queue.
+ * partition by chance). Once the count is back to 1, new jobs go to the queue itself, so it
+ * comes first. Never more than two lookups, and one for an unpartitioned queue.
  */
 export function candidatesForId(layout: PartitionLayout, id: string): string[] {
   if (!layout.partitioned) return [layout.queue];
   const tag = partitionTagOf(id);
   const span = layout.physical.length - 1;
   if (tag === undefined || tag >= span) return [layout.queue];
-  return [partitionQueueName(layout.queue, tag), layout.queue];
+  const partition = partitionQueueName(layout.queue, tag);
+  return layout.count <= 1 ? [layout.queue, partition] : [partition, layout.queue];
+}
+
+/**
+ * The physical queues a partitioned queue's split limits (globalConcurrency, rateLimit) are
+ * shared over, in order: its partitions, draining ones included. The queue itself is one of them
+ * only while new jobs go there (count 1); otherwise it holds only jobs from before the queue was
+ * partitioned, which drain under the limits it had then (docs/partitions.md).
+ */
+export function limitTargets(layout: PartitionLayout): readonly string[] {
+  if (!layout.partitioned || layout.count <= 1) return layout.physical;
+  return layout.physical.filter((physical) => physical !== layout.queue);
 }

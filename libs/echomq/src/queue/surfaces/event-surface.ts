@@ -30,22 +30,22 @@ export abstract class EventSurface extends ScheduleSurface {
     if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > 2_147_483_647) {
       throw new InvalidArgumentError('timeoutMs must be an integer from 0 to 2147483647');
     }
-    // The wait follows the stream of the partition the job is in: the one its id names, unless
-    // it is a job from before the queue was partitioned, found in the queue itself.
-    const [named, itself] = candidatesForId(await this.partitionLayout(queue), jobId);
+    // The wait follows the stream of the physical queue the job is in: of the two its id may
+    // be in (the partition it names, the queue itself), the likelier first (candidatesForId).
+    const [likely, other] = candidatesForId(await this.partitionLayout(queue), jobId);
     const until = monotonicMs() + timeoutMs;
     const follow = (physical: string): Promise<R> =>
       this.readers.waitFor(physical, jobId, Math.max(0, Math.ceil(until - monotonicMs())), () =>
         this.getJob(queue, jobId),
       ) as Promise<R>;
-    if (itself === undefined || (await this.holds(named, jobId))) return follow(named);
-    if (await this.holds(itself, jobId)) return follow(itself);
+    if (other === undefined || (await this.holds(likely, jobId))) return follow(likely);
+    if (await this.holds(other, jobId)) return follow(other);
     // In neither: it finished a moment ago, in one of the two, whose reader still knows how.
     try {
-      return await follow(named);
+      return await follow(likely);
     } catch (error) {
       if (!(error instanceof JobNotFoundError)) throw error;
-      return follow(itself);
+      return follow(other);
     }
   }
 

@@ -5,6 +5,7 @@ import { assertFlowLimits } from '../flow-limits';
 import { laneHoldsOf, queueHeldUntil } from '../holds';
 import { JobSurface } from './job-surface';
 import { partitionLimits, summedLimits } from '../partitions/partition-limits';
+import { limitTargets } from '../partitions/partition-layout';
 import { latestHolds, mergeLanes } from '../partitions/partition-merge';
 
 /** QueueService's flow control: pause, limits, lanes and their holds (docs/flow-control.md). */
@@ -37,10 +38,12 @@ export abstract class FlowSurface extends JobSurface {
     const layout = await this.partitionLayout(queue);
     const checked = assertFlowLimits(limits);
     if (Object.keys(checked).length === 0) return;
-    // A partitioned queue's limits are split over its partitions, every share checked first.
-    const shares = layout.physical.map((physical) => ({
+    // A partitioned queue's limits are split over its partitions (limitTargets), every share
+    // checked first.
+    const targets = limitTargets(layout);
+    const shares = targets.map((physical, index) => ({
       ctx: this.context(physical),
-      limits: partitionLimits(checked, this.tagOf(physical) ?? layout.count, layout.count),
+      limits: partitionLimits(checked, index, targets.length),
     }));
     await Promise.all(
       shares.map(async ({ ctx, limits: share }) => {
@@ -53,10 +56,12 @@ export abstract class FlowSurface extends JobSurface {
 
   /**
    * The limits in force for the queue, as stored in Redis (null: not set); of a partitioned
-   * queue, its partitions' shares summed back.
+   * queue, its partitions' shares summed back: what its workers enforce together.
    */
   async getLimits(queue: string): Promise<FlowLimits> {
-    const contexts = this.writeContextsIn(await this.partitionLayout(queue));
+    const contexts = limitTargets(await this.partitionLayout(queue)).map((physical) =>
+      this.context(physical),
+    );
     const shares = await Promise.all(contexts.map((ctx) => flow.getLimits(ctx)));
     return shares.length === 1 ? shares[0] : summedLimits(shares);
   }
@@ -67,7 +72,7 @@ export abstract class FlowSurface extends JobSurface {
    */
   async heldUntil(queue: string): Promise<Date | null> {
     const holds = await Promise.all((await this.contextsOf(queue)).map((ctx) => queueHeldUntil(ctx)));
-    // Of a partitioned queue: the latest hold of any partition (a hold is set on every one).
+    // Of a partitioned queue: the latest hold found in any of its physical queues.
     return holds.reduce<Date | null>(
       (latest, hold) => (hold && (!latest || hold > latest) ? hold : latest),
       null,

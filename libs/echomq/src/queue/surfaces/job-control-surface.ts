@@ -67,19 +67,25 @@ export abstract class JobControlSurface extends HistorySurface {
 
   /**
    * Deletes the whole queue: its jobs, lanes, settings, schedules, metrics and events, and its
-   * name in the registry, in bounded chunks; the first pauses the queue. Refused with
-   * QueueBusyError while jobs hold unexpired leases unless force, which removes them too and aborts
-   * their handlers (expired leases go either way). A later chunk that finds workers or producers
+   * name in the registry, in bounded chunks; the first pauses the queue. Of a partitioned queue,
+   * every physical queue, one after another, and then its entry in the partitions registry, so
+   * a queue made again under its name starts unpartitioned (or with the count declared then).
+   * Refused with QueueBusyError while jobs hold unexpired leases unless force, which removes
+   * them too and aborts their handlers (expired leases go either way). A later chunk that finds workers or producers
    * still at it stops with ObliterateStoppedError, saying what is left; call again once they have
    * stopped. A job enqueued meanwhile may or may not survive.
    */
   async obliterate(queue: string, options?: ObliterateOptions): Promise<{ removed: number }> {
+    const layout = await this.partitionLayout(queue);
     let removed = 0;
-    for (const ctx of await this.contextsOf(queue)) {
+    for (const ctx of this.contextsIn(layout)) {
       removed += (await obliterateQueue(ctx, options, () => this.repeatOnce())).removed;
       // The registry entry and format record are gone: the next write here registers again.
       this.forgetRegistration(ctx.keys.queue);
     }
+    // Every physical queue of the logical queue is gone (a partition named directly leaves the
+    // others, and so the entry). A process still declaring a count records it again at its next use.
+    if (layout.queue === logicalQueueOf(layout.queue)) await this.forgetPartitions(layout.queue);
     return { removed };
   }
 

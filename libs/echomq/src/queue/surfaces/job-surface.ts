@@ -28,8 +28,8 @@ export abstract class JobSurface extends QueueSurface {
 
   /**
    * Views of jobs by id, in the order of `ids` (undefined: no such job, or finished and not
-   * retained): one pipelined read per physical queue, then the queue itself for ids not found
-   * in the partition they name.
+   * retained): one pipelined read per physical queue, then a second round, in the other
+   * physical queue that may hold it (candidatesForId), for ids not found in the first.
    */
   async getJobs<T = unknown>(queue: string, ids: readonly string[]): Promise<(JobView<T> | undefined)[]> {
     const jobIds = ids.map((id) => assertJobId(id));

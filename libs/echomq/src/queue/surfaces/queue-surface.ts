@@ -34,11 +34,20 @@ export abstract class QueueSurface {
   /** Where the queue's jobs live (see QueueService.partitionLayout); checks the name. */
   abstract partitionLayout(queue: string): Promise<PartitionLayout>;
 
+  /**
+   * The layout for a write that creates work: a partition named directly must be one its queue
+   * has, else InvalidArgumentError before anything is sent (see PartitionDirectory.writeLayout).
+   */
+  protected abstract writeLayout(queue: string): Promise<PartitionLayout>;
+
   /** Registers the queue when this process has not lately (before a write that creates work). */
   protected abstract registerIfDue(queue: string): Promise<void>;
 
   /** Forgets that this process registered the queue, so its next write registers it again (after obliterate). */
   protected abstract forgetRegistration(queue: string): void;
+
+  /** Removes a queue's entry from the partitions registry: every physical queue of it is gone (obliterate). */
+  protected abstract forgetPartitions(queue: string): Promise<void>;
 
   /** The typed definitions this application declared (their data schemas apply to new jobs). */
   protected abstract readonly definitions: QueueDefinitions;
@@ -53,18 +62,10 @@ export abstract class QueueSurface {
   }
 
   /**
-   * The contexts of the partitions new jobs go to (the queue itself when unpartitioned): where
-   * a queue's limits are read back from.
-   */
-  protected writeContextsIn(layout: PartitionLayout): ScriptContext[] {
-    if (layout.count <= 1) return [this.context(layout.queue)];
-    return layout.physical.slice(1, 1 + layout.count).map((physical) => this.context(physical));
-  }
-
-  /**
-   * Runs `call` where job `id` lives: in the partition its id names, then, when the job is not
-   * found there (JobNotFoundError), in the queue itself (a job from before the queue was
-   * partitioned). One call for an unpartitioned queue, never more than two.
+   * Runs `call` where job `id` lives: in the likelier of the two physical queues that may hold
+   * it (the partition its id names, the queue itself; see candidatesForId), then, when the job
+   * is not found there (JobNotFoundError), in the other. One call for an unpartitioned queue,
+   * never more than two.
    */
   protected async onJob<T>(queue: string, id: JobId, call: (ctx: ScriptContext) => Promise<T>): Promise<T> {
     const candidates = candidatesForId(await this.partitionLayout(queue), id);

@@ -18,9 +18,7 @@ import { logicalQueueOf, partitionQueueName } from '../../keyspace';
 import type { ScriptContext } from '../../scripts';
 import { assertScheduleKey } from '../../schedules/schedule-definition';
 import type { PartitionLayout } from '../partitions/partition-layout';
-import { bucketOf } from '../partitions/partition-routing';
-
-/** listSchedules' page without a limit: as schedule-reads.ts reads each partition's. */
+import { schedulePartition } from '../partitions/enqueue-plan';
 
 /** QueueService's schedules: upsert, remove and list cron and interval schedulers (docs/schedules.md). */
 export abstract class ScheduleSurface extends JobControlSurface {
@@ -44,19 +42,28 @@ export abstract class ScheduleSurface extends JobControlSurface {
     spec: ScheduleSpec & ScheduleOptions,
     template?: ScheduleTemplate<T>,
   ): Promise<UpsertScheduleResult> {
-    const layout = await this.partitionLayout(queue);
+    const layout = await this.writeLayout(queue);
     // A partition named directly (emails#2) has its queue's schema.
     const schema = this.definitions.get(logicalQueueOf(queue))?.schemas.data;
     if (schema) await checkJobData(queue, schema, [{ data: template?.data }]);
-    const ctx = await this.scheduleHome(layout, key);
+    const ctx = await this.scheduleHome(layout, key, template);
     return upsertSchedule(ctx, key, spec, template, this.scheduleDeps());
   }
 
   /**
-   * The partition a schedule lives in: where it already is (so a changed partition count never
-   * gives one key two schedules), else the one its key hashes to. Its occurrences are made there.
+   * The partition a schedule lives in, where its occurrences are made: where it already is (so
+   * a changed partition count never gives one key two schedules); a new one, in its template's
+   * lane's partition when it names a lane, else in the one its key hashes to (schedulePartition).
+   * An existing schedule stays where it is even when an upsert changes its template's lane: its
+   * occurrences then run in that lane from the schedule's partition, which may not be the one
+   * the lane's other jobs go to, so the lane's order and caps hold for each part separately
+   * (remove the schedule and create it again to move it to the lane's partition).
    */
-  private async scheduleHome(layout: PartitionLayout, key: string): Promise<ScriptContext> {
+  private async scheduleHome(
+    layout: PartitionLayout,
+    key: string,
+    template: unknown,
+  ): Promise<ScriptContext> {
     if (!layout.partitioned) return this.context(layout.queue);
     assertScheduleKey(key);
     const contexts = this.contextsIn(layout);
@@ -66,7 +73,7 @@ export abstract class ScheduleSurface extends JobControlSurface {
     const target =
       layout.count <= 1
         ? layout.queue
-        : partitionQueueName(layout.queue, bucketOf(`schedule:${key}`, layout.count));
+        : partitionQueueName(layout.queue, schedulePartition(key, template, layout.count));
     return this.context(target);
   }
 
