@@ -1,4 +1,4 @@
-/** A queue to read in a snapshot, and how many physical queues reading it touches. */
+/** A queue to read in a metrics snapshot or a dashboard overview, and how many physical queues reading it touches. */
 export interface WeightedQueue {
   readonly queue: string;
   /** Its physical queues: 1 for an unpartitioned queue, its partitions and itself for a partitioned one. */

@@ -67,7 +67,7 @@ export abstract class JobSurface extends QueueSurface {
     return browseAcross(await this.contextsOf(queue), state, options);
   }
 
-  /** Like browse, with each job's view; read in one pipelined round trip. Jobs that finished meanwhile are left out. */
+  /** Like browse, with each job's view (getJobs: one pipelined read per physical queue the ids name). Jobs that finished meanwhile are left out. */
   async listJobs<T = unknown>(
     queue: string,
     state: StateSet,
