@@ -9,7 +9,7 @@ import {
   type Job,
 } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
-import { RedisCluster } from '../support/redis-cluster';
+import { clusterConnection, clusterPerSuite } from '../support/cluster-suite';
 import { uniqueQueue } from '../support/redis';
 
 /** Queue names, one per master of the cluster (picked once the cluster is up). */
@@ -31,12 +31,15 @@ function echoProcessor(queue: string): new () => object {
  * redis-server processes on loopback, not a simulation.
  */
 describe('EchoMQ on a real Redis Cluster', () => {
-  let cluster: RedisCluster;
   let app: INestApplication;
   let client: Cluster;
+  const suite = clusterPerSuite(3, {}, async () => {
+    await app?.close();
+    client?.disconnect();
+  });
 
   beforeAll(async () => {
-    cluster = await RedisCluster.start(3);
+    const cluster = suite.cluster;
     client = new Cluster(cluster.nodes);
     // One queue per master, so the test shows queues spreading over the shards.
     const ranges = await client.cluster('SLOTS');
@@ -50,17 +53,11 @@ describe('EchoMQ on a real Redis Cluster', () => {
         QUEUES.push(queue);
       }
     }
-    app = await bootApp(QUEUES.map(echoProcessor), { connection: { cluster: { nodes: cluster.nodes } } });
-  }, 60_000);
-
-  afterAll(async () => {
-    await app?.close();
-    client?.disconnect();
-    await cluster?.destroy();
+    app = await bootApp(QUEUES.map(echoProcessor), { connection: clusterConnection(cluster) });
   });
 
   it('checks the Redis version on every master, even when asked before the cluster is ready', async () => {
-    const fresh = new Cluster(cluster.nodes);
+    const fresh = new Cluster(suite.cluster.nodes);
     try {
       const errors: string[] = [];
       const logger = { debug: () => undefined, error: (message: string) => void errors.push(message) };

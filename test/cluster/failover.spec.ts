@@ -4,7 +4,8 @@ import { QueueService, type Job } from '@app/echomq';
 import { SCRIPTS } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { queuesOnDistinctMasters, type PlacedQueue } from '../support/cluster-queues';
-import { RedisCluster, type ClusterMaster } from '../support/redis-cluster';
+import { clusterConnection, clusterPerSuite } from '../support/cluster-suite';
+import type { ClusterMaster } from '../support/redis-cluster';
 import { closeAll, processorClass, waitUntil } from '../worker/fixtures/support';
 
 /**
@@ -22,25 +23,23 @@ const SHAS = [SCRIPTS.emqEnqueue, SCRIPTS.emqClaim, SCRIPTS.emqComplete].map(({ 
 );
 
 describe('a cluster master SIGKILLed mid-run', () => {
-  let cluster: RedisCluster;
-  let placed: PlacedQueue;
   const apps: INestApplication[] = [];
   let producing = true;
-
-  beforeAll(async () => {
-    cluster = await RedisCluster.start(3, { replicas: 1 });
-    [placed] = await queuesOnDistinctMasters(cluster, 1, 'failover');
-  }, 60_000);
-
-  afterAll(async () => {
+  const suite = clusterPerSuite(3, { replicas: 1 }, async () => {
     producing = false;
     await closeAll(apps.splice(0));
-    await cluster?.destroy();
+  });
+  let placed: PlacedQueue;
+
+  beforeAll(async () => {
+    [placed] = await queuesOnDistinctMasters(suite.cluster, 1, 'failover');
   });
 
   async function boot(providers: Parameters<typeof bootApp>[0]): Promise<INestApplication> {
     const app = await bootApp(providers, {
-      connection: { cluster: { nodes: cluster.nodes } },
+      // With a short disconnectTimeout (see clusterConnection): the slot-map refreshes that
+      // tried the killed node would otherwise hold jest 2 s past the run.
+      connection: clusterConnection(suite.cluster),
       shutdownGraceMs: 300,
       ...(providers.length === 0 ? { startProcessors: false } : {}),
     });
@@ -49,6 +48,7 @@ describe('a cluster master SIGKILLed mid-run', () => {
   }
 
   it('is replaced by its replica, and the worker and the producer go on by themselves', async () => {
+    const cluster = suite.cluster;
     await boot([
       processorClass(
         placed.queue,
@@ -84,8 +84,8 @@ describe('a cluster master SIGKILLed mid-run', () => {
     // answer NOSCRIPT and have them loaded again.
     expect(await cluster.admin(replica).script('EXISTS', ...SHAS)).toEqual([0, 0, 0]);
 
-    await cluster.kill(old.port);
-    const promoted = await cluster.waitForPromotion(old.port);
+    await cluster.faults.kill(old.port);
+    const promoted = await cluster.faults.waitForPromotion(old.port);
     const promotedAt = Date.now();
     expect(promoted.port).toBe(replica);
 

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { QueueService, queueKeys, type Job, type JobId } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
-import { RedisCluster, type ClusterMaster } from '../support/redis-cluster';
+import { queueOnMaster, scanNode } from '../support/cluster-queues';
+import { clusterConnection, clusterPerSuite } from '../support/cluster-suite';
+import type { ClusterMaster, RedisCluster } from '../support/redis-cluster';
 import { uniqueQueue } from '../support/redis';
 import {
   DeferredMap,
@@ -23,6 +25,8 @@ const BATCH = 5;
  */
 const PAUSE_MS = 50;
 const INITIAL_JOBS = 300;
+/** Durable writes: each enqueue and claim confirmed by a replica of the master holding it. */
+const DURABLE = { replicas: 1, timeoutMs: 5_000 };
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -31,42 +35,32 @@ async function otherMaster(cluster: RedisCluster, owner: ClusterMaster): Promise
   return (await cluster.masters()).find((master) => master.id !== owner.id)!;
 }
 
-/** Every key matching `pattern` on one node (SCAN, not KEYS, out of habit; the node is tiny). */
-async function scanNode(cluster: RedisCluster, port: number, pattern: string): Promise<string[]> {
-  const found: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await cluster.admin(port).scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    found.push(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return found;
-}
-
 /**
  * DESIGN §7 and issue 8 item 12: a queue's slot moves to another master (the way
  * `redis-cli --cluster reshard` moves it) while a worker runs and producers enqueue. A
  * migration may delay work; it must not fail calls, lose jobs or half-apply a transition.
+ * With durable writes too: a confirmation whose record already moved is answered ASK by the
+ * old master and waits for the end of the migration, then runs on the new master, which
+ * already confirms another queue's writes for the same application.
  */
 describe('Redis Cluster slot migration', () => {
-  let cluster: RedisCluster;
   let client: Cluster | undefined;
   let producer: INestApplication | undefined;
   let worker: INestApplication | undefined;
-
-  beforeAll(async () => {
-    cluster = await RedisCluster.start(3);
-  }, 60_000);
-
-  afterAll(async () => {
+  const suite = clusterPerSuite(3, { replicas: 1 }, async () => {
     client?.disconnect();
     await closeAll([worker, producer]);
-    await cluster?.destroy();
+  });
+
+  afterEach(async () => {
+    await closeAll([worker, producer]);
+    worker = producer = undefined;
   }, 30_000);
 
   // The harness first, on raw keys and a plain cluster client: if this fails, the queue
   // test below says nothing about EchoMQ.
   it('the harness moves every key of a slot to the target, step by step, and the slot ends owned by the target on every node', async () => {
+    const cluster = suite.cluster;
     client = new Cluster(cluster.nodes);
     const tag = `{harness-${randomBytes(4).toString('hex')}}`;
     const slot = await cluster.slotOf(tag);
@@ -130,108 +124,121 @@ describe('Redis Cluster slot migration', () => {
     expect(await client.xlen(`${tag}:x`)).toBe(1);
   });
 
-  it('moves a queue slot while a worker runs and producers enqueue: every call succeeds, every job runs once, nothing is left', async () => {
-    const connection = { cluster: { nodes: cluster.nodes } };
-    const queue = uniqueQueue('mig');
-    const keys = queueKeys(queue);
-    // The {queue} hashtag: every key of the queue, rows included, is on this one slot.
-    const slot = await cluster.slotOf(keys.pending);
-    expect(await cluster.slotOf(keys.jobPrefix + 'x')).toBe(slot);
-    const source = await cluster.ownerOf(slot);
-    const target = await otherMaster(cluster, source);
+  it.each([
+    ['plain writes', undefined],
+    ['durable writes', DURABLE],
+  ])(
+    'moves a queue slot while a worker runs and producers enqueue (%s): every call succeeds, every job runs once, nothing is left',
+    async (_writes, durable) => {
+      const cluster = suite.cluster;
+      const connection = clusterConnection(cluster);
+      const queue = uniqueQueue('mig');
+      const keys = queueKeys(queue);
+      // The {queue} hashtag: every key of the queue, rows included, is on this one slot.
+      const slot = await cluster.slotOf(keys.pending);
+      expect(await cluster.slotOf(keys.jobPrefix + 'x')).toBe(slot);
+      const source = await cluster.ownerOf(slot);
+      const target = await otherMaster(cluster, source);
 
-    producer = await bootApp([], { connection });
-    const queues = producer.get(QueueService);
-    const initial = await queues.enqueueMany(
-      queue,
-      Array.from({ length: INITIAL_JOBS }, (_, n) => ({ data: { n } })),
-    );
+      // Durable: a queue on the target, so both applications confirm writes there before the move.
+      const other = durable ? await queueOnMaster(cluster, target.port, 'mig-other') : undefined;
 
-    // Handlers record every run; the first ones wait until the migration has begun, so the
-    // worker is provably mid-job (claims held, completions pending) when the slot starts moving.
-    const runs = new Map<string, number>();
-    const started = deferred();
-    const migrating = deferred();
-    const completed = new DeferredMap();
-    const trouble: string[] = [];
-    worker = await bootApp(
-      [
-        processorClass<{ n: number }>(queue, { concurrency: 10 }, async (job: Job<{ n: number }>) => {
-          runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
-          started.resolve();
-          await migrating.promise;
-          return job.data.n;
-        }),
-      ],
-      // A short grace period: if the test fails with jobs in flight, afterAll still ends soon.
-      { connection, shutdownGraceMs: 2_000 },
-    );
-    const events = loopOf(worker, queue).events;
-    events.on('completed', (id) => completed.get(id).resolve());
-    events.on('failed', (id, error) => trouble.push(`failed ${id}: ${String(error)}`));
-    events.on('stale', (id, attempt) => trouble.push(`stale ${id} (attempt ${attempt})`));
+      producer = await bootApp([], { connection, ...(durable ? { durable } : {}) });
+      const queues = producer.get(QueueService);
+      const initial = await queues.enqueueMany(
+        queue,
+        Array.from({ length: INITIAL_JOBS }, (_, n) => ({ data: { n } })),
+      );
 
-    await withTimeout(started.promise, 10_000, 'the worker never started a job');
-    const migration = await cluster.beginMigration(slot, target.port);
-    migrating.resolve();
+      // Handlers record every run; the first ones wait until the migration has begun, so the
+      // worker is provably mid-job (claims held, completions pending) when the slot starts moving.
+      const runs = new Map<string, number>();
+      const started = deferred();
+      const migrating = deferred();
+      const completed = new DeferredMap();
+      const trouble: string[] = [];
+      worker = await bootApp(
+        [
+          processorClass<{ n: number }>(queue, { concurrency: 10 }, async (job: Job<{ n: number }>) => {
+            runs.set(job.id, (runs.get(job.id) ?? 0) + 1);
+            started.resolve();
+            await migrating.promise;
+            return job.data.n;
+          }),
+          ...(other ? [processorClass(other, {}, () => 'done')] : []),
+        ],
+        // A short grace period: if the test fails with jobs in flight, afterAll still ends soon.
+        { connection, shutdownGraceMs: 2_000, ...(durable ? { durable } : {}) },
+      );
+      const events = loopOf(worker, queue).events;
+      events.on('completed', (id) => completed.get(id).resolve());
+      events.on('failed', (id, error) => trouble.push(`failed ${id}: ${String(error)}`));
+      events.on('stale', (id, attempt) => trouble.push(`stale ${id} (attempt ${attempt})`));
 
-    // Producers keep enqueueing while the slot is half-migrated. The calls are not awaited
-    // inside the hook: one that waits for the migration to end (the expected behaviour) would
-    // otherwise hold the migration up and deadlock it.
-    const during: Promise<JobId[]>[] = [];
-    // A refusal is judged after the migration (allSettled below); until then it must not
-    // surface as an unhandled rejection, which jest would report against the test instead.
-    const track = (call: Promise<JobId[]>): void => {
-      call.catch(() => undefined);
-      during.push(call);
-    };
-    let n = INITIAL_JOBS;
-    const progress = await migration.drain({
-      batch: BATCH,
-      betweenBatches: async () => {
-        track(queues.enqueue(queue, { n: n++ }).then((id) => [id]));
-        track(queues.enqueueMany(queue, [{ data: { n: n++ } }, { data: { n: n++ } }]));
-        await pause(PAUSE_MS);
-      },
-    });
-    await migration.finish();
-    // The migration really was long and busy: many batches, enqueues spread over them.
-    expect(progress.batches).toBeGreaterThan(10);
+      await withTimeout(started.promise, 10_000, 'the worker never started a job');
+      if (other) expect(await queues.waitFor(other, await queues.enqueue(other, {}), 10_000)).toBe('done');
+      const migration = await cluster.beginMigration(slot, target.port);
+      migrating.resolve();
 
-    const outcomes = await Promise.allSettled(during);
-    const refused = outcomes.flatMap((outcome) =>
-      outcome.status === 'rejected' ? [String((outcome.reason as Error)?.message ?? outcome.reason)] : [],
-    );
-    // Summarised: on failure, how many calls were refused and the distinct reasons, not hundreds of lines.
-    expect(
-      refused.length === 0
-        ? []
-        : [`${refused.length} of ${during.length} calls refused`, ...new Set(refused)],
-    ).toEqual([]);
-    const enqueued = [
-      ...initial,
-      ...outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? outcome.value : [])),
-    ];
-    expect(new Set(enqueued).size).toBe(INITIAL_JOBS + (3 * during.length) / 2);
+      // Producers keep enqueueing while the slot is half-migrated. The calls are not awaited
+      // inside the hook: one that waits for the migration to end (the expected behaviour) would
+      // otherwise hold the migration up and deadlock it.
+      const during: Promise<JobId[]>[] = [];
+      // A refusal is judged after the migration (allSettled below); until then it must not
+      // surface as an unhandled rejection, which jest would report against the test instead.
+      const track = (call: Promise<JobId[]>): void => {
+        call.catch(() => undefined);
+        during.push(call);
+      };
+      let n = INITIAL_JOBS;
+      const progress = await migration.drain({
+        batch: BATCH,
+        betweenBatches: async () => {
+          track(queues.enqueue(queue, { n: n++ }).then((id) => [id]));
+          track(queues.enqueueMany(queue, [{ data: { n: n++ } }, { data: { n: n++ } }]));
+          await pause(PAUSE_MS);
+        },
+      });
+      await migration.finish();
+      // The migration really was long and busy: many batches, enqueues spread over them.
+      expect(progress.batches).toBeGreaterThan(10);
 
-    // Every job's completion, as the worker saw Redis record it.
-    await withTimeout(
-      Promise.all(enqueued.map((id) => completed.get(id).promise)),
-      20_000,
-      `not every job completed (${runs.size} of ${enqueued.length} ran; ${trouble.slice(0, 5).join('; ')})`,
-    );
+      const outcomes = await Promise.allSettled(during);
+      const refused = outcomes.flatMap((outcome) =>
+        outcome.status === 'rejected' ? [String((outcome.reason as Error)?.message ?? outcome.reason)] : [],
+      );
+      // Summarised: on failure, how many calls were refused and the distinct reasons, not hundreds of lines.
+      expect(
+        refused.length === 0
+          ? []
+          : [`${refused.length} of ${during.length} calls refused`, ...new Set(refused)],
+      ).toEqual([]);
+      const enqueued = [
+        ...initial,
+        ...outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? outcome.value : [])),
+      ];
+      expect(new Set(enqueued).size).toBe(INITIAL_JOBS + (3 * during.length) / 2);
 
-    // Exactly once: with a 30 s lease nothing expired, so no job may have run twice.
-    expect([...runs].filter(([, count]) => count !== 1)).toEqual([]);
-    expect([...runs.keys()].sort()).toEqual([...enqueued].sort());
-    expect(trouble).toEqual([]);
-    // Nothing left behind: no job in any set, no row on any node, the slot whole on the target.
-    expect(await queues.counts(queue)).toEqual({ pending: 0, active: 0, schedule: 0, dead: 0 });
-    expect((await queues.metrics(queue)).completed).toBe(enqueued.length);
-    for (const master of await cluster.masters()) {
-      expect(await scanNode(cluster, master.port, `${keys.jobPrefix}*`)).toEqual([]);
-      expect((await cluster.ownerOf(slot, master.port)).id).toBe(target.id);
-      if (master.id !== target.id) expect(await cluster.keysInSlot(slot, master.port)).toEqual([]);
-    }
-  }, 40_000);
+      // Every job's completion, as the worker saw Redis record it.
+      await withTimeout(
+        Promise.all(enqueued.map((id) => completed.get(id).promise)),
+        20_000,
+        `not every job completed (${runs.size} of ${enqueued.length} ran; ${trouble.slice(0, 5).join('; ')})`,
+      );
+
+      // Exactly once: with a 30 s lease nothing expired, so no job may have run twice.
+      expect([...runs].filter(([, count]) => count !== 1)).toEqual([]);
+      expect([...runs.keys()].sort()).toEqual([...enqueued].sort());
+      expect(trouble).toEqual([]);
+      // Nothing left behind: no job in any set, no row on any node, the slot whole on the target.
+      expect(await queues.counts(queue)).toEqual({ pending: 0, active: 0, schedule: 0, dead: 0 });
+      expect((await queues.metrics(queue)).completed).toBe(enqueued.length);
+      for (const master of await cluster.masters()) {
+        expect(await scanNode(cluster, master.port, `${keys.jobPrefix}*`)).toEqual([]);
+        expect((await cluster.ownerOf(slot, master.port)).id).toBe(target.id);
+        if (master.id !== target.id) expect(await cluster.keysInSlot(slot, master.port)).toEqual([]);
+      }
+    },
+    40_000,
+  );
 });

@@ -1,4 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { freePort } from './redis-server';
 
 /** Every node of a test cluster listens on loopback. */
 export const CLUSTER_HOST = '127.0.0.1';
@@ -18,6 +22,37 @@ export const REPLICATED_NODE_ARGS: readonly string[] = [
   '0',
 ];
 
+/** A node's cluster bus listens on its port + 10000 (Redis's fixed offset). */
+const BUS_PORT_OFFSET = 10_000;
+
+/** Whether nothing listens on `port` on loopback right now. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, CLUSTER_HOST, () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A port for a new cluster node whose bus port (port + 10000) is free too and which clashes with
+ * no port or bus port in `taken`: a node whose bus port is in use exits at start, seen only as
+ * a node that never answers.
+ */
+export async function freeClusterPort(taken: readonly number[]): Promise<number> {
+  const clashes = (port: number): boolean =>
+    taken.some(
+      (other) => [other, other + BUS_PORT_OFFSET].includes(port) || other === port + BUS_PORT_OFFSET,
+    );
+  for (let tries = 0; tries < 100; tries++) {
+    const port = await freePort();
+    const bus = port + BUS_PORT_OFFSET;
+    if (bus <= 65_535 && !clashes(port) && (await portIsFree(bus))) return port;
+  }
+  throw new Error('no free port whose cluster bus port is free too');
+}
+
 /**
  * One redis-server of a test cluster: no persistence, its cluster config file (nodes-<port>.conf)
  * in the cluster's folder, so that a node killed and started again on its port comes back as
@@ -33,6 +68,17 @@ export class ClusterNode {
     private readonly args: readonly string[],
   ) {}
 
+  /** The node's output (its log), in the cluster's folder, appended to across restarts. */
+  get logFile(): string {
+    return join(this.dir, `redis-${this.port}.log`);
+  }
+
+  /** The last `lines` lines of its log ('' before it wrote one). */
+  logTail(lines = 5): string {
+    if (!existsSync(this.logFile)) return '';
+    return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  }
+
   /** The running process's pid; undefined once it was killed. */
   get pid(): number | undefined {
     return this.child?.pid;
@@ -45,6 +91,7 @@ export class ClusterNode {
   /** Starts the process (again, after kill). Resolves once it was spawned, not once it answers. */
   async start(): Promise<void> {
     if (this.running) throw new Error(`cluster node ${this.port} is already running`);
+    const log = openSync(this.logFile, 'a');
     const child = spawn(
       'redis-server',
       [
@@ -64,8 +111,11 @@ export class ClusterNode {
         this.dir,
         ...this.args,
       ],
-      { stdio: 'ignore' },
+      // Its log, and why a node that never answers did not start (its bus port taken, a bad
+      // argument: written to stderr before any log is open).
+      { stdio: ['ignore', log, log] },
     );
+    closeSync(log);
     this.child = child;
     await new Promise<void>((resolve, reject) => {
       child.once('error', reject);

@@ -30,6 +30,27 @@ export async function queuesOnDistinctMasters(
   return placed;
 }
 
+/** A fresh queue name whose slot is served by the master on `port`. */
+export async function queueOnMaster(cluster: RedisCluster, port: number, prefix = 'q'): Promise<string> {
+  for (let tries = 0; tries < 1_000; tries++) {
+    const queue = uniqueQueue(prefix);
+    if ((await cluster.ownerOf(await cluster.slotOf(queueKeys(queue).pending))).port === port) return queue;
+  }
+  throw new Error(`no queue on the master ${port}`);
+}
+
+/** Every key matching `pattern` on one node (SCAN, not KEYS, out of habit; the node is tiny). */
+export async function scanNode(cluster: RedisCluster, port: number, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await cluster.admin(port).scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    found.push(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return found;
+}
+
 /**
  * A connection to a replica of the master on `masterPort` that reads its own copy (READONLY):
  * what a test asserts about replication it reads on the replica itself.
@@ -44,7 +65,7 @@ export async function replicaReader(cluster: RedisCluster, masterPort: number): 
  * SIGSTOPs the replica of the master serving `queue`, once it has acknowledged everything written
  * so far (a write in the queue's slot, then WAIT): its acknowledged offset is then as recent as it
  * gets, so a WAIT that covers no new write would count it at once, and only a WAIT after a new
- * write waits. Returns the replica's port (resume it with cluster.resume).
+ * write waits. Returns the replica's port (resume it with cluster.faults.resume).
  */
 export async function pauseReplicaOf(cluster: RedisCluster, placed: PlacedQueue): Promise<number> {
   const replica = await cluster.replicaOf(placed.master.port);
@@ -52,7 +73,7 @@ export async function pauseReplicaOf(cluster: RedisCluster, placed: PlacedQueue)
   await master.set(`${queueKeys(placed.queue).base}test-acknowledged`, Date.now(), 'PX', 60_000);
   if ((await master.wait(1, 10_000)) !== 1)
     throw new Error('the replica did not acknowledge before the pause');
-  cluster.pause(replica);
+  cluster.faults.pause(replica);
   return replica;
 }
 

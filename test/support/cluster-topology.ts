@@ -65,6 +65,8 @@ export async function pollNode(
       maxRetriesPerRequest: 0,
       connectTimeout: 1_000,
       commandTimeout: 2_000,
+      // Ending a socket that already closed (a node not up yet) arms a timer of this length.
+      disconnectTimeout: 100,
     });
     redis.on('error', () => undefined);
     try {

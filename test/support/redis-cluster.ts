@@ -3,18 +3,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { ClusterFaults } from './cluster-faults';
 import { SlotMigration, type DrainOptions, type MigrationProgress } from './cluster-migration';
-import { CLUSTER_HOST, ClusterNode, REPLICATED_NODE_ARGS } from './cluster-node';
+import { CLUSTER_HOST, ClusterNode, freeClusterPort, REPLICATED_NODE_ARGS } from './cluster-node';
 import {
-  clusterStateOk,
   parseClusterNodes,
   pollNode,
   replicaInSync,
   untilFormed,
   type ClusterNodeView,
 } from './cluster-topology';
-import { freePort } from './redis-server';
 
+export { ClusterFaults } from './cluster-faults';
 export { SlotMigration, type DrainOptions, type MigrationProgress } from './cluster-migration';
 export type { ClusterNodeView } from './cluster-topology';
 
@@ -42,25 +42,28 @@ export const FAST_NODE_TIMEOUT_MS = 1_000;
 /**
  * A real Redis Cluster of throwaway redis-server processes on loopback (no persistence), created
  * with `redis-cli --cluster create`: masters only by default, or each master with its replicas.
- * Processes are started and stopped by pid: kill() SIGKILLs one (a master's replica then takes
- * over, see waitForPromotion), pause()/resume() SIGSTOP and SIGCONT one, restart() brings a killed
- * node back on its port (it rejoins, a replaced master as the new master's replica).
+ * Processes are started and stopped by pid; `faults` kills, pauses and restarts them (see
+ * ClusterFaults). A spec starts one with clusterPerSuite (cluster-suite.ts), which destroys it
+ * even when its start outlives the spec's beforeAll.
  */
 export class RedisCluster {
   /** One admin connection per node, for the cluster commands a test or a migration sends. */
   private readonly admins = new Map<number, Redis>();
   private readonly ids = new Map<number, string>();
-  /** A slot each killed master served when it was killed: where to look for its successor. */
-  private readonly servedByKilled = new Map<number, number>();
-  /** Nodes stopped with pause(): running, but they answer nothing, so nobody asks them. */
-  private readonly paused = new Set<number>();
+  /** SIGKILL, SIGSTOP / SIGCONT and restarts of its nodes. */
+  readonly faults: ClusterFaults;
 
   private constructor(
     /** Every node's port, in creation order (masters only: the masters). */
     readonly ports: readonly number[],
     private readonly processes: ReadonlyMap<number, ClusterNode>,
     private readonly dir: string,
-  ) {}
+  ) {
+    this.faults = new ClusterFaults(this, processes, (port) => {
+      this.admins.get(port)?.disconnect();
+      this.admins.delete(port);
+    });
+  }
 
   /** Seed nodes for a client: every node that is running (and not paused). */
   get nodes(): { host: string; port: number }[] {
@@ -76,13 +79,13 @@ export class RedisCluster {
     ];
     const dir = mkdtempSync(join(tmpdir(), 'echomq-cluster-'));
     const ports: number[] = [];
-    for (let i = 0; i < masters * (1 + replicas); i++) ports.push(await freePort());
+    for (let i = 0; i < masters * (1 + replicas); i++) ports.push(await freeClusterPort(ports));
     const processes = new Map(ports.map((port) => [port, new ClusterNode(port, dir, args)]));
     const cluster = new RedisCluster(ports, processes, dir);
     try {
       for (const node of processes.values()) await node.start();
-      for (const port of ports)
-        await pollNode(port, async (redis) => (await redis.ping()) === 'PONG', 'no PONG');
+      const pong = async (redis: Redis): Promise<boolean> => (await redis.ping()) === 'PONG';
+      for (const port of ports) await pollNode(port, pong, 'no PONG');
       const created = spawnSync(
         'redis-cli',
         [
@@ -103,14 +106,18 @@ export class RedisCluster {
         if (!node.master) await pollNode(node.port, replicaInSync, 'replica not in sync');
       }
     } catch (error) {
+      // Why a node died (a bus port taken, a bad argument), read before destroy() removes the logs.
+      const exited = [...processes.values()].filter((node) => !node.running && node.pid !== undefined);
+      const logs = exited.map((node) => `redis-server ${node.port} exited; its log ends:\n${node.logTail()}`);
       await cluster.destroy();
+      if (logs.length > 0) (error as Error).message += `\n${logs.join('\n')}`;
       throw error;
     }
     return cluster;
   }
 
   /**
-   * A plain (non-cluster) connection to one node, opened on first use and closed by kill() or
+   * A plain (non-cluster) connection to one node, opened on first use and closed by faults.kill() or
    * destroy(). Plain, because admin commands (SETSLOT, GETKEYSINSLOT, MIGRATE, READONLY reads on
    * a replica) are about that node, and a cluster client would route or redirect them.
    */
@@ -119,7 +126,14 @@ export class RedisCluster {
     let redis = this.admins.get(port);
     if (!redis) {
       // No reconnects and no retries: a node that is gone should fail the test at once.
-      redis = new Redis({ port, host: CLUSTER_HOST, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+      redis = new Redis({
+        port,
+        host: CLUSTER_HOST,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+        // Ending a socket that already closed (a node killed) arms a timer of this length.
+        disconnectTimeout: 100,
+      });
       redis.on('error', () => undefined);
       this.admins.set(port, redis);
     }
@@ -197,73 +211,6 @@ export class RedisCluster {
     return progress;
   }
 
-  /** SIGKILLs the node on `port` by its pid (a master: its replica takes over, see waitForPromotion). */
-  async kill(port: number): Promise<void> {
-    const node = this.node(port);
-    const served = (await this.topology()).find(
-      (view) => view.port === port && view.master && view.slots > 0,
-    );
-    if (served) this.servedByKilled.set(port, await this.firstSlotOf(port));
-    this.admins.get(port)?.disconnect();
-    this.admins.delete(port);
-    await node.kill();
-    this.paused.delete(port);
-  }
-
-  /** SIGSTOPs the node on `port`: it answers nothing (replicates nothing) until resume(). */
-  pause(port: number): void {
-    this.node(port).signal('SIGSTOP');
-    this.paused.add(port);
-  }
-
-  resume(port: number): void {
-    this.node(port).signal('SIGCONT');
-    this.paused.delete(port);
-  }
-
-  /** Starts a killed node again on its port, empty; resolves once it answers (it then rejoins by gossip). */
-  async restart(port: number): Promise<void> {
-    await this.node(port).start();
-    await pollNode(port, async (redis) => (await redis.ping()) === 'PONG', 'no PONG after restart');
-  }
-
-  /**
-   * Polls until the slots of the master killed on `deadPort` are served by another master (its
-   * replica, promoted) in the view of every running node, each reporting cluster_state:ok again;
-   * returns the new master.
-   */
-  async waitForPromotion(deadPort: number, timeoutMs?: number): Promise<ClusterMaster> {
-    const slot = this.servedByKilled.get(deadPort);
-    if (slot === undefined) throw new Error(`no master was killed on ${deadPort}`);
-    for (const via of this.answering()) {
-      await pollNode(
-        via,
-        async (redis) => (await clusterStateOk(redis)) && (await this.ownerOf(slot, via)).port !== deadPort,
-        `the slots of ${deadPort} not taken over`,
-        timeoutMs,
-      );
-    }
-    return this.ownerOf(slot);
-  }
-
-  /** Polls until the master on `masterPort` has a replica that is in sync (after a restart() rejoined it). */
-  async waitForReplica(masterPort: number, timeoutMs?: number): Promise<number> {
-    const id = await this.nodeId(masterPort);
-    let replica: number | undefined;
-    await pollNode(
-      masterPort,
-      async (redis) => {
-        const view = parseClusterNodes(String(await redis.cluster('NODES')));
-        replica = view.find((node) => node.masterId === id && !node.failing)?.port;
-        return replica !== undefined && /slave0:.*state=online/.test(await redis.info('replication'));
-      },
-      `no replica of ${masterPort} in sync`,
-      timeoutMs,
-    );
-    await pollNode(replica!, replicaInSync, 'the replica not in sync', timeoutMs);
-    return replica!;
-  }
-
   /** Stops every process by pid (SIGKILL ends a stopped one too) and removes the folder. */
   async destroy(): Promise<void> {
     for (const redis of this.admins.values()) redis.disconnect();
@@ -272,21 +219,8 @@ export class RedisCluster {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private node(port: number): ClusterNode {
-    const node = this.processes.get(port);
-    if (!node) throw new Error(`port ${port} is not a node of this cluster`);
-    return node;
-  }
-
   /** Nodes whose process runs and is not paused: the ones a question gets an answer from. */
-  private answering(): number[] {
-    return this.ports.filter((port) => this.processes.get(port)!.running && !this.paused.has(port));
-  }
-
-  private async firstSlotOf(port: number): Promise<number> {
-    const ranges = await this.admin(port).cluster('SLOTS');
-    const own = ranges.find(([, , [, owner]]) => Number(owner) === port);
-    if (!own) throw new Error(`node ${port} serves no slot`);
-    return own[0];
+  answering(): number[] {
+    return this.ports.filter((port) => this.processes.get(port)!.running && !this.faults.isPaused(port));
   }
 }

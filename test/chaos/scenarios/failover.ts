@@ -1,5 +1,6 @@
 import { scenario } from '../scenario';
-import { failoverPhase, type FailoverPhaseResult } from '../support/sentinel-failover-phase';
+import { failoverPhase } from '../support/sentinel-failover-phase';
+import { runFailoverPhases } from '../support/failover-verdict';
 
 /**
  * Scenario 9: Redis Sentinel (one master, one replica, three sentinels) with the master
@@ -38,75 +39,6 @@ export const failover = scenario({
       doc: 'each handler sleeps this long: the workers (20 slots each) fall behind the producer, so jobs wait in pending and claims at the kill take jobs the replica already has',
     },
   },
-  async run({ params, workDir, log }) {
-    const sizes = { ...params, killAtAcked: params.killAt };
-    const results: FailoverPhaseResult[] = [];
-    for (const durable of [false, true]) {
-      const result = await failoverPhase(durable, sizes, workDir, log);
-      const { outcome } = result;
-      log(
-        `${durable ? 'durable' : 'plain'}: ${outcome.acked} acknowledged, ${outcome.lost.length} lost, ` +
-          `${outcome.sameTokenTwice.length} completed twice under one token`,
-      );
-      results.push(result);
-    }
-    return {
-      figures: Object.assign({ jobs: params.jobs }, ...results.map(figuresOf)) as Record<
-        string,
-        number | string
-      >,
-      broken: results.flatMap((result) => promisesOf(result, params.jobs)),
-    };
-  },
+  run: ({ params, workDir, log }) =>
+    runFailoverPhases(failoverPhase, { ...params, killAtAcked: params.killAt }, workDir, log),
 });
-
-function figuresOf(result: FailoverPhaseResult): Record<string, number | string> {
-  const { outcome } = result;
-  const figures: Record<string, number | string> = {
-    acked: outcome.acked,
-    lost: outcome.lost.length,
-    sameTokenTwice: outcome.sameTokenTwice.length,
-    completedTwice: outcome.completedTwice.length,
-    stuck: outcome.stuck.length,
-    extraRuns: outcome.extraRuns,
-    stale: outcome.staleCompletions,
-    enqueueRetries: [...result.book.failures.values()].reduce((sum, n) => sum + n, 0),
-    notReplicated: result.book.failures.get('NOT_REPLICATED') ?? 0,
-    failoverMs: result.failoverMs,
-    enqueueRecoveryMs: result.enqueueRecoveryMs ?? '-',
-    workRecoveryMs: result.workRecoveryMs ?? '-',
-  };
-  // One line for both phases: each figure named after its phase, e.g. durableLost=0.
-  const phase = result.durable ? 'durable' : 'plain';
-  return Object.fromEntries(
-    Object.entries(figures).map(([key, value]) => [`${phase}${key[0].toUpperCase()}${key.slice(1)}`, value]),
-  );
-}
-
-function promisesOf(result: FailoverPhaseResult, jobs: number): string[] {
-  const { outcome } = result;
-  const phase = result.durable ? 'durable' : 'plain';
-  const sample = (ids: readonly string[]): string => ids.slice(0, 3).join(', ');
-  const broken: string[] = [];
-  // Promises of both phases: the fault came mid-run, and everyone came back by themselves.
-  if (result.killedAtAcked === 0) broken.push(`${phase}: the producer finished before the master was killed`);
-  if (result.childrenExited > 0) broken.push(`${phase}: ${result.childrenExited} child processes exited`);
-  if (!result.settled) broken.push(`${phase}: the queue did not settle after the failover`);
-  if (outcome.acked < jobs) broken.push(`${phase}: ${outcome.acked} of ${jobs} jobs acknowledged`);
-  if (outcome.stuck.length > 0)
-    broken.push(`${phase}: ${outcome.stuck.length} jobs stuck (${sample(outcome.stuck)})`);
-  if (outcome.dead.length > 0)
-    broken.push(`${phase}: ${outcome.dead.length} jobs dead (${sample(outcome.dead)})`);
-  if (result.idsAckedTwice.length > 0)
-    broken.push(
-      `${phase}: ${result.idsAckedTwice.length} ids returned for two jobs (${sample(result.idsAckedTwice)})`,
-    );
-  if (!result.durable) return broken; // what plain writes lost is reported, not a broken promise
-  if (outcome.lost.length > 0)
-    broken.push(`${phase}: ${outcome.lost.length} acknowledged jobs lost (${sample(outcome.lost)})`);
-  if (outcome.sameTokenTwice.length > 0)
-    broken.push(
-      `${phase}: ${outcome.sameTokenTwice.length} jobs completed twice under one token (${sample(outcome.sameTokenTwice)})`,
-    );
-  return broken;
-}

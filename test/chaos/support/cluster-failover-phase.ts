@@ -4,7 +4,7 @@ import type { DurableOptions, EchoMqConnection } from '@app/echomq';
 import { queueKeys } from '@app/echomq/internal';
 import { RedisCluster, type ClusterMaster } from '../../support/redis-cluster';
 import { bookOf, readLedger } from './ledger';
-import { openInspector } from './inspector';
+import { openInspector, type Inspector } from './inspector';
 import { producerChild, producerFinished, workerChild, type ChildHandle } from './processes';
 import { within } from './redis-deadline';
 import { firstAfter, idsAckedTwice } from './redis-ledger-facts';
@@ -39,17 +39,17 @@ async function killMasterBehindReplica(cluster: RedisCluster, queue: string, lag
   const old = await cluster.ownerOf(await cluster.slotOf(queueKeys(queue).pending));
   const replica = await cluster.replicaOf(old.port);
   if (lagMs > 0) {
-    cluster.pause(replica);
+    cluster.faults.pause(replica);
     await cluster.admin(old.port).client('KILL', 'TYPE', 'replica');
     await new Promise((resolve) => setTimeout(resolve, lagMs));
   }
   try {
-    await cluster.kill(old.port);
+    await cluster.faults.kill(old.port);
   } finally {
-    if (lagMs > 0) cluster.resume(replica);
+    if (lagMs > 0) cluster.faults.resume(replica);
   }
   const killedAt = Date.now();
-  const promoted = await cluster.waitForPromotion(old.port);
+  const promoted = await cluster.faults.waitForPromotion(old.port);
   return { old, promoted, killedAt, failedOverAt: Date.now() };
 }
 
@@ -73,10 +73,11 @@ export async function clusterFailoverPhase(
   const cluster = await RedisCluster.start(3, { replicas: 1 });
   const connection: EchoMqConnection = { cluster: { nodes: cluster.nodes } };
   const module = { reaper: { intervalMs: 250 }, ...(durable ? { durable: DURABLE } : {}) };
-  // A configured node: the inspector never enqueues, so it needs no lease to follow across the failover.
-  const inspector = await openInspector(connection, { nodeId: 0 });
+  let inspector: Inspector | undefined;
   const children: ChildHandle[] = [];
   try {
+    // A configured node: the inspector never enqueues, so it needs no lease to follow across the failover.
+    inspector = await openInspector(connection, { nodeId: 0 });
     const workerConfig = {
       connection,
       queue: QUEUE,
@@ -123,8 +124,8 @@ export async function clusterFailoverPhase(
         `${name}: master ${kill.old.port} SIGKILLed at ${killedAtAcked} acks, its replica ${sizes.lagMs} ms ` +
           `behind; ${kill.promoted.port} promoted in ${kill.failedOverAt - kill.killedAt} ms`,
       );
-      await cluster.restart(kill.old.port);
-      await cluster.waitForReplica(kill.promoted.port);
+      await cluster.faults.restart(kill.old.port);
+      await cluster.faults.waitForReplica(kill.promoted.port);
       replicaBackMs = Date.now() - kill.killedAt;
       log(`${name}: ${kill.old.port} back as ${kill.promoted.port}'s replica after ${replicaBackMs} ms`);
     }
@@ -158,7 +159,7 @@ export async function clusterFailoverPhase(
     };
   } finally {
     await Promise.all(children.map((child) => child.kill('SIGKILL')));
-    await inspector.close();
+    await inspector?.close();
     await cluster.destroy();
   }
 }

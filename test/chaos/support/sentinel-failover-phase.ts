@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { DurableOptions } from '@app/echomq';
 import { SentinelGroup } from '../../support/redis-sentinel';
 import { bookOf, readLedger, type LedgerBook } from './ledger';
-import { openInspector } from './inspector';
+import { openInspector, type Inspector } from './inspector';
 import { producerChild, producerFinished, workerChild, type ChildHandle } from './processes';
 import { within } from './redis-deadline';
 import { firstAfter, idsAckedTwice } from './redis-ledger-facts';
@@ -68,10 +68,11 @@ export async function failoverPhase(
     // Ids are minted on leased node numbers, which must survive the failover too.
     ...(durable ? { durable: DURABLE } : {}),
   };
-  // A configured node: the inspector never enqueues, so it needs no lease to follow across the failover.
-  const inspector = await openInspector(connection, { nodeId: 0 });
+  let inspector: Inspector | undefined;
   const children: ChildHandle[] = [];
   try {
+    // A configured node: the inspector never enqueues, so it needs no lease to follow across the failover.
+    inspector = await openInspector(connection, { nodeId: 0 });
     const workerConfig = {
       connection,
       queue: QUEUE,
@@ -154,7 +155,7 @@ export async function failoverPhase(
     };
   } finally {
     await Promise.all(children.map((child) => child.kill('SIGKILL')));
-    await inspector.close();
+    await inspector?.close();
     await group.destroy();
   }
 }

@@ -18,6 +18,11 @@ export class BlockingConnection {
     private readonly connections: RedisConnections,
     /** Its client's reconnect schedule (unless the application configured one). */
     private readonly retry: ReconnectDelay = reconnectDelay,
+    /**
+     * On a cluster, the one node (`host:port`, as the slot map names it) this connection talks
+     * to, on a plain client; without it, a cluster client that routes by its own slot map.
+     */
+    private readonly node?: string,
   ) {}
 
   /**
@@ -25,7 +30,7 @@ export class BlockingConnection {
    * reply, or undefined when the watchdog gave up on it; rejects when it failed.
    */
   async run<T>(blockMs: number, command: (client: RedisClient) => Promise<T>): Promise<T | undefined> {
-    const client = (this.client ??= this.connections.createBlockingClient(this.retry));
+    const client = (this.client ??= this.connections.createBlockingClient(this.retry, this.node));
     let timer: NodeJS.Timeout | undefined;
     const stuck = new Promise<typeof STUCK>((resolve) => {
       timer = setTimeout(() => resolve(STUCK), blockMs + WATCHDOG_GRACE_MS);

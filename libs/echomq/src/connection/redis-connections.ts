@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type NatMap, type RedisOptions } from 'ioredis';
 import { installScripts, type RedisClient, type ScriptedClient } from '../scripts';
 import type { EchoMqConnection, EchoMqModuleOptions } from '../module/echomq-options';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
@@ -77,6 +77,36 @@ export function createRedisClient(
   return new Redis(url as string, { ...hardened(options, undefined, retry), ...overrides });
 }
 
+/**
+ * A plain client on one node of the configured cluster, `node` as the cluster client's slot map
+ * names it (`host:port`): the cluster's redisOptions (auth, TLS, ...) hardened as for its own
+ * node connections, the natMap applied, `overrides` last. For commands that must run on that
+ * node and no other (a confirmation's WAIT counts the replicas of the node that runs it), where
+ * a cluster client would route them by a slot map of its own.
+ */
+export function createClusterNodeClient(
+  connection: EchoMqConnection,
+  node: string,
+  overrides: RedisOptions = {},
+  retry: ReconnectDelay = reconnectDelay,
+): Redis {
+  if (!('cluster' in connection)) throw new Error(`not a cluster connection: no node ${node} to connect to`);
+  const { options } = connection.cluster;
+  return new Redis({
+    ...hardened(options?.redisOptions, undefined, retry),
+    ...overrides,
+    ...nodeAddress(node, options?.natMap),
+  });
+}
+
+/** Where to connect for node `key` (`host:port`): its natMap entry, if any, as ioredis's own cluster client maps it. */
+function nodeAddress(key: string, natMap: NatMap | undefined): { host: string; port: number } {
+  const mapped = typeof natMap === 'function' ? natMap(key) : natMap?.[key];
+  if (mapped) return { host: mapped.host, port: mapped.port };
+  const colon = key.lastIndexOf(':');
+  return { host: key.slice(0, colon), port: Number(key.slice(colon + 1)) };
+}
+
 /** The command client: every command has a deadline (see DeadlineRedis). */
 export function createCommandClient(connection: EchoMqConnection, commandTimeoutMs: number): RedisClient {
   if ('cluster' in connection) {
@@ -142,17 +172,21 @@ export class RedisConnections implements OnApplicationShutdown {
     await Promise.all([this.redisVersion.verified(), this.serverConfig.verified()]);
   }
 
-  /** A new connection for blocking reads. Its owner closes it with release(). */
-  /** A client for blocking reads; `retry` is its reconnect schedule unless the application set one. */
-  createBlockingClient(retry: ReconnectDelay = reconnectDelay): RedisClient {
+  /**
+   * A new client for blocking reads; `retry` is its reconnect schedule unless the application
+   * set one. With `node` (a cluster's `host:port`, as its slot map names it), a plain client on
+   * that one node instead of a cluster client (see createClusterNodeClient). Its owner closes
+   * it with release().
+   */
+  createBlockingClient(retry: ReconnectDelay = reconnectDelay, node?: string): RedisClient {
     // No ready check: its INFO, still in flight when a short-lived wait releases the client,
     // fails the check, and ioredis then schedules a reconnect of a client already closed
     // (a stray timer that keeps the process alive). A blocking read needs no INFO first.
-    const client = createRedisClient(
-      this.options.connection,
-      { maxRetriesPerRequest: null, enableReadyCheck: false },
-      retry,
-    );
+    const overrides = { maxRetriesPerRequest: null, enableReadyCheck: false };
+    const client =
+      node === undefined
+        ? createRedisClient(this.options.connection, overrides, retry)
+        : createClusterNodeClient(this.options.connection, node, overrides, retry);
     client.on('error', () => undefined); // reconnects are handled by the caller's watchdog
     this.blocking.add(client);
     return client;

@@ -1,11 +1,12 @@
 import type { ChainableCommander } from 'ioredis';
 import { Coalescer } from '../batching/coalescer';
 import type { BlockingConnection } from '../connection/blocking-connection';
-import { OutcomeUnknownError, RedisUnavailableError } from '../errors';
+import { OutcomeUnknownError } from '../errors';
 import { monotonicMs } from '../monotonic';
 import { SCRIPT_BATCH_MAX } from '../scripts/limits';
 import { confirmationRefusal } from './command-refusal';
 import type { ConfirmBound } from './confirm-bound';
+import { redirectOf } from './confirm-redirect';
 
 /** The small write a confirmation sends before its WAIT. */
 export interface ConfirmWrite {
@@ -33,41 +34,18 @@ export interface ConfirmRequest {
 type PipelineReply = [Error | null, unknown][] | null;
 
 /**
- * Redis Cluster refused a command without running it because its slot is served elsewhere or
- * not served at the moment: MOVED (a failover or a migration moved it), ASK, TRYAGAIN and
- * CLUSTERDOWN (no master for some slot while a replica is being promoted). ioredis also refuses
- * a pipeline whose keys it maps to two masters before sending anything.
- */
-function clusterRedirect(error: Error | null | undefined): boolean {
-  return (
-    !!error &&
-    (/^(?:MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /.test(error.message) ||
-      /should belong to the same slots? allocation group|Too many Cluster redirections/.test(error.message))
-  );
-}
-
-/** A redirect as an error that says nothing was written there, so the confirmation is asked again. */
-function redirected(error: Error): RedisUnavailableError {
-  return new RedisUnavailableError(
-    "the master of the confirmed key's slot",
-    0,
-    `The confirmation did not reach the master of its key's slot (${error.message.split('\n')[0]}): ` +
-      'nothing was written there; it is asked again once the client follows the cluster',
-  );
-}
-
-/**
  * One line of confirmations to one master: its own connection, and one pipeline with one WAIT
  * at a time on it. The confirmations of concurrent callers share that pipeline and its WAIT
  * (see Coalescer): WAIT covers every write before it on the same socket. It waits as long as
  * its longest-waiting caller may (timeoutMs, or less when every caller has a cut-off: a claim's
  * half lease).
  *
- * On a cluster every small write of one pipeline must be served by the master WAIT then asks
- * about: ioredis sends a pipeline to the one node its keys map to, and a write that node no
- * longer serves (MOVED after a failover, CLUSTERDOWN while a replica is promoted) is refused
- * without running. Such a caller is answered with RedisUnavailableError (nothing was written
- * there, asking again is safe) and never with the WAIT's count, which is about another master.
+ * On a cluster the connection is a plain one to the lane's own master (see ConfirmLanes), so
+ * every small write of a pipeline runs on the node whose replicas its WAIT counts, or not at
+ * all: a write whose slot that node does not serve (MOVED after a failover or a migration, ASK
+ * while its slot is migrated away, CLUSTERDOWN while a replica is promoted) is refused unrun.
+ * Such a caller is answered with ConfirmationRedirectedError (nothing was written there, asking
+ * again is safe) and never with the WAIT's count, which says nothing about its write.
  */
 export class ConfirmLane {
   private readonly coalescer: Coalescer<ConfirmRequest, Confirmation>;
@@ -129,7 +107,6 @@ export class ConfirmLane {
     } catch (error) {
       const closed = this.closed();
       if (closed) throw closed;
-      if (clusterRedirect(error as Error)) return requests.map(() => redirected(error as Error));
       // The connection failed under the pipeline (it is replaced on the next call).
       throw new OutcomeUnknownError('WAIT', (error as Error).message);
     }
@@ -158,8 +135,7 @@ export class ConfirmLane {
     const acknowledged = Number(waited);
     return requests.map((_, index) => {
       const [error, value] = reply[index];
-      if (clusterRedirect(error)) return redirected(error!);
-      return refusals[index] ?? error ?? [{ reply: value, acknowledged }];
+      return redirectOf(error) ?? refusals[index] ?? error ?? [{ reply: value, acknowledged }];
     });
   }
 

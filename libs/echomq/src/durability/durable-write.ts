@@ -2,6 +2,7 @@ import { isTransientRedisError, OutcomeUnknownError, RedisUnavailableError } fro
 import { monotonicMs } from '../monotonic';
 import { RedisCommandRefusedError } from '../redis-errors';
 import { repeatUntilKnown } from '../scripts/repeat';
+import { ConfirmationRedirectedError } from './confirm-redirect';
 import { DurableWriteUnknownError } from './durable-errors';
 import { ConfirmerClosedError, type ConfirmBound, type ReplicaWait } from './replica-confirmer';
 
@@ -20,7 +21,13 @@ const RUNS_MAX = 3;
 export type ReplicaCheck =
   | { readonly state: 'present'; readonly acknowledged: number }
   | { readonly state: 'absent' }
-  | { readonly state: 'unknown'; readonly reason: string; readonly final: boolean };
+  | {
+      readonly state: 'unknown';
+      readonly reason: string;
+      readonly final: boolean;
+      /** The last try reached the master, which did not serve the key's slot (a cluster redirect). */
+      readonly redirected?: boolean;
+    };
 
 /** What a durable write call came to: its result, and what its confirmation found. */
 export type DurableOutcome<T> = { readonly result: T } & (
@@ -59,8 +66,9 @@ async function checkOnce(
 
 /**
  * The confirmation, asked again while its answer is unknown (the confirmation connection is
- * reconnecting, as in a failover; a cluster redirected it to the slot's new master) until
- * `untilMs` or `bound`'s signal (see repeatUntilKnown). `bound` also caps each try (a claim's
+ * reconnecting, as in a failover; a cluster did not run it because its slot moved, or is being
+ * migrated and its record moved already: it then waits for the migration to end and runs on the
+ * new master) until `untilMs` or `bound`'s signal (see repeatUntilKnown). `bound` also caps each try (a claim's
  * cut-off). A write not found is looked for once more on a fresh connection: the one asked may
  * still be on a master the sentinels replaced.
  */
@@ -83,13 +91,20 @@ export async function checkReplicatedUntil(
     return await repeatUntilKnown(once, { untilMs, stopped: () => bound?.signal?.aborted === true });
   } catch (error) {
     if (!isTransientRedisError(error)) throw error;
-    return { state: 'unknown', reason: whyUnknown(error), final: false };
+    const redirected = error instanceof ConfirmationRedirectedError;
+    return {
+      state: 'unknown',
+      reason: whyUnknown(error),
+      final: false,
+      ...(redirected ? { redirected } : {}),
+    };
   }
 }
 
 /** A transient error as a reason, without the advice its own message gives a caller of the call itself. */
 function whyUnknown(error: OutcomeUnknownError | RedisUnavailableError): string {
   if (error instanceof OutcomeUnknownError) return `no reply to ${error.command}: ${error.reason}`;
+  if (error instanceof ConfirmationRedirectedError) return error.reason;
   return `Redis at ${error.target} was not reachable`;
 }
 
@@ -123,9 +138,12 @@ export async function replicatedWrite<T>(
     }
     if (check.state === 'present') return { result, state: 'confirmed', acknowledged: check.acknowledged };
     if (check.state === 'unknown') {
+      const unanswered = check.redirected
+        ? 'the cluster did not run the confirmation'
+        : 'the confirmation connection did not answer';
       const reason = check.final
         ? check.reason
-        : `the confirmation connection did not answer before the call's repeat window ended: ${check.reason}`;
+        : `${unanswered} before the call's repeat window ended: ${check.reason}`;
       return { result, state: 'unconfirmed', reason };
     }
     if (runs >= RUNS_MAX || monotonicMs() >= untilMs) throw new DurableWriteUnknownError(runs);

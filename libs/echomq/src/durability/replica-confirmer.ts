@@ -24,9 +24,9 @@ export interface ReplicaWait {
   confirm(write: ConfirmWrite, bound?: ConfirmBound): Promise<Confirmation>;
   /**
    * Drops the confirmation connection of `key`'s master; the next confirmation opens a fresh
-   * one (through the sentinels, the current master; on a cluster, a fresh slot map). For a
-   * write not found on the master this connection reaches, which may be an old master not yet
-   * demoted.
+   * one (through the sentinels, the current master; on a cluster, to the master the command
+   * client's map names then). For a write not found on the master this connection reaches,
+   * which may be an old master not yet demoted.
    */
   reconnect(key: string): void;
 }
@@ -64,9 +64,10 @@ export class ConfirmerClosedError extends RedisUnavailableError {
  * RedisCommandRefusedError at once: asking again cannot change that answer, and counting it as
  * "0 replicas" would blame the replicas. Otherwise a confirmation rejects with the write's own
  * error, or with OutcomeUnknownError / RedisUnavailableError when nothing is known about the
- * replicas (the pipeline got no answer, `bound` ended the wait first, or a cluster redirected
- * the write). A closed confirmer rejects with ConfirmerClosedError, also a confirmation its
- * closing cut.
+ * replicas (the pipeline got no answer, `bound` ended the wait first), or with
+ * ConfirmationRedirectedError when a cluster did not run the write where it was sent (a
+ * RedisUnavailableError: its slot moved or is moving; asked again). A closed confirmer rejects
+ * with ConfirmerClosedError, also a confirmation its closing cut.
  */
 export class ReplicaConfirmer implements ReplicaWait {
   private readonly lanes: ConfirmLanes;
@@ -90,13 +91,12 @@ export class ReplicaConfirmer implements ReplicaWait {
 
   async confirm(write: ConfirmWrite, bound: ConfirmBound = {}): Promise<Confirmation> {
     if (this.closed) throw new ConfirmerClosedError();
-    const lane = this.lanes.laneFor(write.key);
-    if (bound.untilMs === undefined && bound.signal === undefined) return lane.submit({ write, bound });
-    return untilBound(() => lane.submit({ write, bound }), bound);
+    if (bound.untilMs === undefined && bound.signal === undefined) return this.lanes.submit({ write, bound });
+    return untilBound(() => this.lanes.submit({ write, bound }), bound);
   }
 
   reconnect(key: string): void {
-    this.lanes.laneFor(key).reset();
+    this.lanes.reset(key);
   }
 
   private async close(): Promise<void> {
