@@ -9,8 +9,6 @@ import type { ReplicaWait } from '../durability/replica-confirmer';
 import type { EchoMqModuleOptions, ResolvedModuleSettings } from '../module/echomq-options';
 import { resolveModuleSettings } from '../module/echomq-options';
 import { JOB_ID_MINTER, type JobIdMinter } from '../module/tokens';
-import { isKeyed, type EnqueueResult } from './dedupe-options';
-import { checkEnqueueOptions, type EnqueueOptions, type JobToEnqueue } from './enqueue-options';
 import { Enqueuer } from './enqueuer';
 import { QueueEventReaders, READER_IDLE_MS } from '../events/event-readers';
 import { resolveQueueOptions, type QueueOptions, type ResolvedQueueOptions } from './queue-options';
@@ -22,13 +20,11 @@ import type { QueueDefinition } from './queue-definition';
 import { QueueDefinitions } from './queue-definitions';
 import { QueueRegistration } from './queue-registration';
 import { QueueHandle } from './queue-handle';
-import { EventSurface } from './surfaces/event-surface';
+import { EnqueueSurface } from './surfaces/enqueue-surface';
 import { monotonicMs } from '../monotonic';
 import { PartitionDirectory } from './partitions/partition-directory';
 import type { PartitionLayout } from './partitions/partition-layout';
 import { ConfiguredShares } from './partitions/configured-shares';
-import { RoundRobin } from './partitions/partition-routing';
-import { planEnqueue, targetFor } from './partitions/enqueue-plan';
 
 export { ENQUEUE_MANY_MAX };
 
@@ -37,7 +33,7 @@ export { ENQUEUE_MANY_MAX };
  * Inject it anywhere once EchoMqModule is imported; it runs no workers itself.
  */
 @Injectable()
-export class QueueService extends EventSurface implements OnApplicationBootstrap {
+export class QueueService extends EnqueueSurface implements OnApplicationBootstrap {
   readonly settings: ResolvedModuleSettings;
   private readonly contexts = new Map<string, DurableScriptContext>();
   /** Confirms enqueues and claims with WAIT when the module option `durable` is set. */
@@ -47,13 +43,11 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
   private readonly processorOptions = new Map<string, QueueOptions>();
   /** One event reader per queue someone listens to, closed when idle. */
   protected readonly readers: QueueEventReaders;
-  private readonly enqueuer: Enqueuer;
+  protected readonly enqueuer: Enqueuer;
   /** Typed definitions this application declared (forFeature, @Processor, queue()): their data schemas apply at enqueue. */
   protected readonly definitions = new QueueDefinitions();
   /** Each queue's partitions: declared here, or as the registry records them (docs/partitions.md). */
   private readonly partitions: PartitionDirectory;
-  /** Unpinned jobs of partitioned queues take the partitions in turn. */
-  private readonly turns = new RoundRobin();
   private readonly shares = new ConfiguredShares(new Logger('EchoMQ'));
 
   constructor(
@@ -208,51 +202,6 @@ export class QueueService extends EventSurface implements OnApplicationBootstrap
    */
   useDefinition(definition: QueueDefinition<unknown, unknown>): void {
     this.definitions.use(definition);
-  }
-
-  /**
-   * Enqueues one job and returns the id of the job that will run: its own, or, for an
-   * idempotency key, debounce or throttle that matched, the existing job's (submit says which).
-   */
-  async enqueue<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<JobId> {
-    checkEnqueueOptions(options);
-    if (isKeyed(options)) return (await this.submit(queue, data, options)).id;
-    const [id] = await this.enqueueMany(queue, [{ ...options, data }]);
-    return id;
-  }
-
-  /**
-   * Enqueues one job and says what that did: `created` a job, `matched` an existing one (its
-   * idempotency key or throttle window held one), or `replaced` the data of a waiting debounced
-   * job and pushed its run-at back. `id` is the job that will run. Options are checked like
-   * enqueue's, as InvalidArgumentError before anything is sent (docs/deduplication.md).
-   */
-  async submit<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<EnqueueResult> {
-    checkEnqueueOptions(options);
-    const target = targetFor(await this.writeLayout(queue), options, this.turns);
-    return this.enqueuer.submit(
-      this.context(target.queue),
-      { ...options, data },
-      this.repeatOnce(),
-      target.tag,
-    );
-  }
-
-  /**
-   * Enqueues every job in one script call, all or nothing. Ids come back in input order.
-   * At most ENQUEUE_MANY_MAX jobs and ENQUEUE_CALL_MAX_BYTES of payload: one script call
-   * blocks Redis while it runs, so a larger batch is refused before anything is sent.
-   */
-  async enqueueMany<T>(queue: string, jobs: readonly JobToEnqueue<T>[]): Promise<JobId[]> {
-    const layout = await this.writeLayout(queue);
-    // Of a partitioned queue, each partition's jobs are one all-or-nothing call (enqueue-plan.ts).
-    const plan = planEnqueue(layout, jobs instanceof Array ? jobs : [], this.turns);
-    const groups = plan.map(({ target, items }) => ({
-      ctx: this.context(target.queue),
-      tag: target.tag,
-      items,
-    }));
-    return this.enqueuer.enqueueMany(layout.queue, jobs, groups);
   }
 
   /** Names of every queue that was ever enqueued to or served (a partitioned queue once, by its own name). */
