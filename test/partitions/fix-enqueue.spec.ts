@@ -1,5 +1,4 @@
 import type { INestApplication } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
   DATA_FORMAT,
@@ -13,8 +12,9 @@ import {
 } from '@app/echomq/internal';
 import { bucketOf } from '@app/echomq/queue/partitions/partition-routing';
 import { bootApp } from '../support/nest';
-import { connect, uniqueQueue } from '../support/redis';
+import { uniqueQueue } from '../support/redis';
 import { TestTracing } from '../tracing/support/otel';
+import { usePartitionedApp } from './support/partitioned-app';
 
 const PARTITIONS = 3;
 
@@ -28,55 +28,43 @@ function lanesApart(): [string, string] {
 }
 
 describe('an enqueueMany split over partitions', () => {
-  let redis: Redis;
-  let app: INestApplication;
-  let queues: QueueService;
+  const suite = usePartitionedApp({ defaults: { partitions: PARTITIONS } });
   const [laneA, laneB] = lanesApart();
-
-  beforeAll(async () => {
-    redis = connect();
-    app = await bootApp([], { defaults: { partitions: PARTITIONS } });
-    queues = app.get(QueueService);
-  });
-  afterAll(async () => {
-    await app.close();
-    await redis.quit();
-  });
 
   it("names a refused item by its index in the caller's batch, and writes nothing", async () => {
     const Orders = defineQueue(uniqueQueue('typed-many'), { data: z.object({ sku: z.string() }) });
-    queues.queue(Orders);
+    suite.queues.queue(Orders);
     // Data as an untyped caller (JSON from a request) may send it.
     const batch: JobToEnqueue<unknown>[] = [
       { data: { sku: 'a' }, lane: laneA },
       { data: { sku: 'b' }, lane: laneB },
       { data: { sku: 3 }, lane: laneB },
     ];
-    const refusal = await queues.enqueueMany(Orders.name, batch).catch((error: unknown) => error);
+    const refusal = await suite.queues.enqueueMany(Orders.name, batch).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(JobDataInvalidError);
     expect(refusal).toMatchObject({ index: 2 });
     expect((refusal as Error).message).toContain('(job 2)');
-    expect((await queues.counts(Orders.name)).pending).toBe(0);
+    expect((await suite.queues.counts(Orders.name)).pending).toBe(0);
     // The same item alone in its group names the same index.
     const alone = [batch[0], batch[1], { data: { sku: 4 }, lane: laneA }, batch[1]];
-    await expect(queues.enqueueMany(Orders.name, alone)).rejects.toMatchObject({ index: 2 });
+    await expect(suite.queues.enqueueMany(Orders.name, alone)).rejects.toMatchObject({ index: 2 });
   });
 
   it("registers every partition it writes to before it writes to any: one's refusal writes no job anywhere", async () => {
     const queue = uniqueQueue('refused-part');
     const refusing = `${queue}#${bucketOf(`lane:${laneB}`, PARTITIONS)}`;
     // A newer release recorded a data format this code does not know in one partition.
-    await redis.set(queueKeys(refusing).format, String(DATA_FORMAT + 1));
+    await suite.redis.set(queueKeys(refusing).format, String(DATA_FORMAT + 1));
     const batch = [
       { data: 1, lane: laneA },
       { data: 2, lane: laneB },
     ];
-    await expect(queues.enqueueMany(queue, batch)).rejects.toBeInstanceOf(DataFormatError);
+    await expect(suite.queues.enqueueMany(queue, batch)).rejects.toBeInstanceOf(DataFormatError);
     // A later job of the other partition lands after anything the refused call had sent there.
-    const later = await queues.enqueue(queue, 3, { lane: laneA });
+    const later = await suite.queues.enqueue(queue, 3, { lane: laneA });
     const other = `${queue}#${partitionTagOf(later)}`;
-    expect(await redis.zcard(queueKeys(other).pendingOf(laneA))).toBe(1);
-    expect((await queues.counts(queue)).pending).toBe(1);
+    expect(await suite.redis.zcard(queueKeys(other).pendingOf(laneA))).toBe(1);
+    expect((await suite.queues.counts(queue)).pending).toBe(1);
   });
 });
 

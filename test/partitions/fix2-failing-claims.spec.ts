@@ -1,5 +1,3 @@
-import type { INestApplication } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import {
   ProcessorExplorer,
   QueueService,
@@ -8,68 +6,20 @@ import {
   type Job,
   type JobId,
 } from '@app/echomq/internal';
-import { bucketOf } from '@app/echomq/queue/partitions/partition-routing';
 import type { PartitionLoops } from '@app/echomq/worker/partition-loops';
-import { dealSlots, SharedSlots, type Holder, type SlotBudget } from '@app/echomq/worker/shared-slots';
+import { dealSlots, SharedSlots, type Holder } from '@app/echomq/worker/shared-slots';
 import { bootApp } from '../support/nest';
-import { connect, uniqueQueue } from '../support/redis';
-import { closeAll, deferred, processorClass, waitUntil } from '../worker/fixtures/support';
+import { useAppsAndRedis } from '../support/app-suite';
+import { uniqueQueue } from '../support/redis';
+import { deferred, processorClass, waitUntil } from '../worker/fixtures/support';
+import { FakeLoop } from './support/fake-slot-loop';
+import { laneIn } from './support/lanes';
 
 /**
  * A claim loop whose shard is failing (its claims error, it backs off) asks the queue's shared
  * slots for one slot at a time until a claim goes through, so the slots freed meanwhile go to
  * the partitions whose claims work, not to a claim that may hang for a command deadline.
  */
-
-/** A loop's slots as the pool reads them, set by the test. */
-class FakeSlots {
-  runningCount = 0;
-  lingeringCount = 0;
-}
-
-/** One loop in the pool, driven as runClaimPasses drives its budget. */
-class FakeLoop {
-  readonly slots = new FakeSlots();
-  readonly budget: SlotBudget;
-
-  constructor(pool: SharedSlots) {
-    this.budget = pool.join(this.slots);
-  }
-
-  /** A claim of everything granted that comes back with `jobs` of them (all, by default). */
-  claim(jobs?: number): number {
-    const free = this.budget.free();
-    if (free <= 0) return 0;
-    this.budget.reserve(free);
-    this.slots.runningCount += Math.min(free, jobs ?? free);
-    this.budget.release(free);
-    this.budget.claimSucceeded();
-    return free;
-  }
-
-  /** A claim sent for everything granted, still on its way: returns what it holds. */
-  send(): number {
-    const free = this.budget.free();
-    if (free > 0) this.budget.reserve(free);
-    return Math.max(0, free);
-  }
-
-  /** The claim on its way failed: backed off from, as runClaimPasses does. */
-  failed(held: number): void {
-    this.budget.release(held);
-    this.budget.claimFailed();
-    this.budget.park();
-  }
-
-  finish(count = 1): void {
-    this.slots.runningCount -= count;
-  }
-}
-
-/** A lane name whose jobs go to partition `index` of `count`. */
-function laneOf(index: number, count: number): string {
-  for (let n = 0; ; n++) if (bucketOf(`lane:fail-${n}`, count) === index) return `fail-${n}`;
-}
 
 /** The reference: one slot at a time to the fewest held, ties to the lowest ticket, none past a limit. */
 function dealOneByOne(free: number, holders: readonly Holder[]): number[] {
@@ -175,20 +125,8 @@ describe('SharedSlots: a loop whose claims fail', () => {
 });
 
 describe('a worker whose claims on one partition fail', () => {
-  const apps: INestApplication[] = [];
-  let redis: Redis;
-
-  beforeAll(() => {
-    redis = connect();
-  });
-
-  afterAll(() => {
-    redis.disconnect();
-  });
-
-  afterEach(async () => {
-    await closeAll(apps.splice(0));
-  });
+  const suite = useAppsAndRedis();
+  const { apps } = suite;
 
   it('asks for one slot per claim on it until a claim works, then for its share again', async () => {
     const queue = uniqueQueue('fix2-failing');
@@ -207,7 +145,7 @@ describe('a worker whose claims on one partition fail', () => {
     apps.push(app);
     // Every claim on partition 1 now fails in Redis (a wrongly typed schedule set): a shard
     // that errors, while partition 0 claims as usual.
-    await redis.set(queueKeys(failingPartition).schedule, 'not a sorted set');
+    await suite.redis.set(queueKeys(failingPartition).schedule, 'not a sorted set');
     const explorer = app.get(ProcessorExplorer);
     const group = explorer.loop(queue) as unknown as PartitionLoops;
     const asked: number[] = [];
@@ -227,12 +165,12 @@ describe('a worker whose claims on one partition fail', () => {
 
     // The partition is repaired and gets work: the first claim that works asks for one slot,
     // the next for the rest of the share.
-    await redis.del(queueKeys(failingPartition).schedule);
+    await suite.redis.del(queueKeys(failingPartition).schedule);
     const repairedAt = asked.length;
     const queues = app.get(QueueService);
     const ids = await queues.enqueueMany(
       queue,
-      [0, 1, 2].map((n) => ({ data: n, lane: laneOf(1, 2) })),
+      [0, 1, 2].map((n) => ({ data: n, lane: laneIn(1, 2, 'fail') })),
     );
     await waitUntil(() => started.length === 3, 'the three jobs of the repaired partition running');
     expect(new Set(started)).toEqual(new Set(ids));

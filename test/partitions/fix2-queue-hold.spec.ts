@@ -1,6 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
 import { once } from 'node:events';
-import type { Redis } from 'ioredis';
 import {
   QueueService,
   RateLimitedError,
@@ -10,11 +8,12 @@ import {
   type JobId,
   type WorkerEvents,
 } from '@app/echomq/internal';
-import { bucketOf } from '@app/echomq/queue/partitions/partition-routing';
 import { holdQueueUntil } from '@app/echomq/scripts/hold-queue';
 import { bootApp } from '../support/nest';
-import { connect, uniqueQueue } from '../support/redis';
-import { closeAll, loopOf, processorClass, serverNow } from '../worker/fixtures/support';
+import { useAppsAndRedis } from '../support/app-suite';
+import { uniqueQueue } from '../support/redis';
+import { loopOf, processorClass, serverNow } from '../worker/fixtures/support';
+import { laneIn } from './support/lanes';
 
 /**
  * A handler's RateLimitedError of scope 'queue' on a partitioned queue holds the whole queue:
@@ -23,29 +22,12 @@ import { closeAll, loopOf, processorClass, serverNow } from '../worker/fixtures/
  */
 
 const PARTITIONS = 3;
-const apps: INestApplication[] = [];
-let redis: Redis;
-
-beforeAll(() => {
-  redis = connect();
-});
-
-afterAll(() => {
-  redis.disconnect();
-});
-
-afterEach(async () => {
-  await closeAll(apps.splice(0));
-});
-
-/** A lane name whose jobs go to partition `index`. */
-function laneOf(index: number): string {
-  for (let n = 0; ; n++) if (bucketOf(`lane:hold-${n}`, PARTITIONS) === index) return `hold-${n}`;
-}
+const suite = useAppsAndRedis();
+const { apps } = suite;
 
 /** The instant (server ms) a physical queue's hold ends, or -2 (no hold) / -1 (no expiry). */
 async function holdEnd(physical: string): Promise<number> {
-  return Number(await redis.call('PEXPIRETIME', queueKeys(physical).hold));
+  return Number(await suite.redis.call('PEXPIRETIME', queueKeys(physical).hold));
 }
 
 interface Start {
@@ -65,7 +47,7 @@ describe("a RateLimitedError of scope 'queue' on a partitioned queue", () => {
         id: job.id,
         attempt: job.attempt,
         attemptInBudget: job.attemptInBudget,
-        at: await serverNow(redis),
+        at: await serverNow(suite.redis),
       });
       if (job.data === 'limited' && job.attempt === 1) throw new RateLimitedError(retryAfterMs);
       return job.partition;
@@ -75,11 +57,11 @@ describe("a RateLimitedError of scope 'queue' on a partitioned queue", () => {
     apps.push(app);
     const queues = app.get(QueueService);
     // Partition 2 is held already, for longer: that hold must stay as it is.
-    const longer = (await serverNow(redis)) + 60_000;
+    const longer = (await serverNow(suite.redis)) + 60_000;
     await holdQueueUntil(queues.context(partitionQueueName(queue, 2)), longer);
     const throttled = once(loopOf(app, queue).events, 'throttled') as Promise<WorkerEvents['throttled']>;
 
-    const limited = await queues.enqueue(queue, 'limited', { lane: laneOf(0) });
+    const limited = await queues.enqueue(queue, 'limited', { lane: laneIn(0, PARTITIONS, 'hold') });
     const [throttledId, heldFor, scope] = await throttled;
     expect([throttledId, heldFor, scope]).toEqual([limited, retryAfterMs, 'queue']);
 
@@ -95,7 +77,7 @@ describe("a RateLimitedError of scope 'queue' on a partitioned queue", () => {
 
     // Partition 1 used no flow control before (lanes alone set no flow mark), and still its
     // claims read the hold: a job enqueued there meanwhile waits for the hold's end.
-    const other = await queues.enqueue(queue, 'other', { lane: laneOf(1) });
+    const other = await queues.enqueue(queue, 'other', { lane: laneIn(1, PARTITIONS, 'hold') });
     await expect(queues.waitFor(queue, other, 10_000)).resolves.toBe(1);
     await expect(queues.waitFor(queue, limited, 10_000)).resolves.toBe(0);
 

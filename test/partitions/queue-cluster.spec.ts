@@ -1,9 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { QueueService, partitionTagOf, queueKeys, type JobId } from '@app/echomq/internal';
-import { bucketOf } from '@app/echomq/queue/partitions/partition-routing';
 import { bootApp } from '../support/nest';
 import { RedisCluster } from '../support/redis-cluster';
+import { laneIn } from './support/lanes';
 
 /**
  * 'clicks' is a name whose three partitions hash to slots served by three different masters
@@ -70,9 +70,7 @@ describe('a partitioned queue on a real 3-master Redis Cluster', () => {
   });
 
   it('splits a batch of lanes of three partitions into one call per master, ids in input order', async () => {
-    const lanes = [0, 1, 2].map((k) => {
-      for (let i = 0; ; i++) if (bucketOf(`lane:t${k}-${i}`, 3) === k) return `t${k}-${i}`;
-    });
+    const lanes = [0, 1, 2].map((k) => laneIn(k, 3, `t${k}`));
     const jobs = [2, 0, 1, 0, 2].map((k, n) => ({ data: { n }, lane: lanes[k] }));
     const ids = await queues.enqueueMany(QUEUE, jobs);
     for (const [n, id] of ids.entries()) {

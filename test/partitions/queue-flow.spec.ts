@@ -1,8 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { InvalidArgumentError, QueueService, readLimits, type FlowLimits } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
-import { connect, uniqueQueue } from '../support/redis';
+import { uniqueQueue } from '../support/redis';
+import { usePartitionedApp } from './support/partitioned-app';
+import { partitionNames } from './support/physical';
 
 const PARTITIONS = 3;
 const UNSET: FlowLimits = {
@@ -13,47 +14,35 @@ const UNSET: FlowLimits = {
 };
 
 describe('flow control of a partitioned queue', () => {
-  let redis: Redis;
-  let app: INestApplication;
-  let queues: QueueService;
+  const suite = usePartitionedApp({ defaults: { partitions: PARTITIONS } });
 
-  beforeAll(async () => {
-    redis = connect();
-    app = await bootApp([], { defaults: { partitions: PARTITIONS } });
-    queues = app.get(QueueService);
-  });
-  afterAll(async () => {
-    await app.close();
-    await redis.quit();
-  });
-
-  const partitionsOf = (queue: string) => Array.from({ length: PARTITIONS }, (_, k) => `${queue}#${k}`);
+  const partitionsOf = (queue: string) => partitionNames(queue, PARTITIONS);
 
   it('pauses and resumes every partition; it is paused only when every partition is', async () => {
     const queue = uniqueQueue('pause');
-    await queues.enqueue(queue, 1);
-    expect(await queues.isPaused(queue)).toBe(false);
-    await queues.pause(queue);
-    expect(await queues.isPaused(queue)).toBe(true);
+    await suite.queues.enqueue(queue, 1);
+    expect(await suite.queues.isPaused(queue)).toBe(false);
+    await suite.queues.pause(queue);
+    expect(await suite.queues.isPaused(queue)).toBe(true);
     for (const physical of [queue, ...partitionsOf(queue)])
-      expect(await queues.isPaused(physical)).toBe(true);
-    await queues.resume(`${queue}#1`);
-    expect(await queues.isPaused(queue)).toBe(false);
-    await queues.pause(queue);
-    await queues.resume(queue);
+      expect(await suite.queues.isPaused(physical)).toBe(true);
+    await suite.queues.resume(`${queue}#1`);
+    expect(await suite.queues.isPaused(queue)).toBe(false);
+    await suite.queues.pause(queue);
+    await suite.queues.resume(queue);
     for (const physical of [queue, ...partitionsOf(queue)])
-      expect(await queues.isPaused(physical)).toBe(false);
-    expect(await queues.isPaused(queue)).toBe(false);
+      expect(await suite.queues.isPaused(physical)).toBe(false);
+    expect(await suite.queues.isPaused(queue)).toBe(false);
   });
 
   it('splits globalConcurrency and rateLimit over every physical queue and reads the total back', async () => {
     const queue = uniqueQueue('limits');
-    await queues.setLimits(queue, {
+    await suite.queues.setLimits(queue, {
       globalConcurrency: 10,
       rateLimit: { max: 100, windowMs: 1_000 },
       laneConcurrency: 2,
     });
-    expect(await queues.getLimits(queue)).toEqual({
+    expect(await suite.queues.getLimits(queue)).toEqual({
       ...UNSET,
       globalConcurrency: 10,
       rateLimit: { max: 100, windowMs: 1_000 },
@@ -62,7 +51,7 @@ describe('flow control of a partitioned queue', () => {
     // Split over the three partitions; the queue itself (where jobs from before it was
     // partitioned drain under the limits they had) gets no share.
     const shares = await Promise.all(
-      [queue, ...partitionsOf(queue)].map((physical) => readLimits(queues.context(physical))),
+      [queue, ...partitionsOf(queue)].map((physical) => readLimits(suite.queues.context(physical))),
     );
     expect(shares.map((limits) => limits.globalConcurrency)).toEqual([null, 4, 3, 3]);
     expect(shares.map((limits) => limits.rateLimit)).toEqual([
@@ -75,42 +64,49 @@ describe('flow control of a partitioned queue', () => {
     expect(shares.map((limits) => limits.laneConcurrency)).toEqual([null, 2, 2, 2]);
 
     // A limit left out stays; null clears one in every partition.
-    await queues.setLimits(queue, { globalConcurrency: null });
-    expect(await queues.getLimits(queue)).toMatchObject({ globalConcurrency: null, rateLimit: { max: 100 } });
+    await suite.queues.setLimits(queue, { globalConcurrency: null });
+    expect(await suite.queues.getLimits(queue)).toMatchObject({
+      globalConcurrency: null,
+      rateLimit: { max: 100 },
+    });
     for (const physical of partitionsOf(queue)) {
-      expect((await queues.getLimits(physical)).globalConcurrency).toBeNull();
+      expect((await suite.queues.getLimits(physical)).globalConcurrency).toBeNull();
     }
   });
 
   it('refuses a globalConcurrency below the number of partitions, writing nothing', async () => {
     const queue = uniqueQueue('refuse');
-    await queues.setLimits(queue, { globalConcurrency: 9, laneConcurrency: 4 });
+    await suite.queues.setLimits(queue, { globalConcurrency: 9, laneConcurrency: 4 });
     const before = await Promise.all(
-      [queue, ...partitionsOf(queue)].map((physical) => queues.getLimits(physical)),
+      [queue, ...partitionsOf(queue)].map((physical) => suite.queues.getLimits(physical)),
     );
-    await expect(queues.setLimits(queue, { globalConcurrency: 2, laneConcurrency: 7 })).rejects.toThrow(
+    await expect(suite.queues.setLimits(queue, { globalConcurrency: 2, laneConcurrency: 7 })).rejects.toThrow(
       InvalidArgumentError,
     );
     // Three partitions: 2 would leave one of them nothing; 3 is one each.
-    await expect(queues.setLimits(queue, { globalConcurrency: 2 })).rejects.toThrow(
+    await expect(suite.queues.setLimits(queue, { globalConcurrency: 2 })).rejects.toThrow(
       /globalConcurrency 2 cannot be split over 3 partitions/,
     );
-    await expect(queues.setLimits(queue, { rateLimit: { max: 1, windowMs: 1_000 } })).rejects.toThrow(
+    await expect(suite.queues.setLimits(queue, { rateLimit: { max: 1, windowMs: 1_000 } })).rejects.toThrow(
       InvalidArgumentError,
     );
     const after = await Promise.all(
-      [queue, ...partitionsOf(queue)].map((physical) => queues.getLimits(physical)),
+      [queue, ...partitionsOf(queue)].map((physical) => suite.queues.getLimits(physical)),
     );
     expect(after).toEqual(before);
-    expect(await queues.getLimits(queue)).toEqual({ ...UNSET, globalConcurrency: 9, laneConcurrency: 4 });
+    expect(await suite.queues.getLimits(queue)).toEqual({
+      ...UNSET,
+      globalConcurrency: 9,
+      laneConcurrency: 4,
+    });
 
     // On a queue never written to, the refusal leaves no key behind.
     const fresh = uniqueQueue('refuse-fresh');
-    await expect(queues.setLimits(fresh, { globalConcurrency: 1 })).rejects.toThrow(
+    await expect(suite.queues.setLimits(fresh, { globalConcurrency: 1 })).rejects.toThrow(
       /cannot be split over 3 partitions/,
     );
-    expect(await redis.keys(`emq:{${fresh}*`)).toEqual([]);
-    expect(await queues.getLimits(fresh)).toEqual(UNSET);
+    expect(await suite.redis.keys(`emq:{${fresh}*`)).toEqual([]);
+    expect(await suite.queues.getLimits(fresh)).toEqual(UNSET);
   });
 
   describe('limits configured for the queue', () => {

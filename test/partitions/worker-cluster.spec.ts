@@ -5,12 +5,12 @@ import {
   RateLimitedError,
   queueKeys,
   type Job,
-  type JobId,
   type WorkerEvents,
 } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { RedisCluster } from '../support/redis-cluster';
 import { closeAll, deferred, processorClass } from '../worker/fixtures/support';
+import { completionsAcross, enqueueNumbered } from './support/completions';
 
 /**
  * 'clicks' is a name whose three partitions hash to slots of three different masters of a
@@ -75,20 +75,10 @@ describe('workers of a partitioned queue on a real 3-master Redis Cluster', () =
   });
 
   it('runs every job exactly once across the two workers, from every shard', async () => {
-    const completed = deferred();
-    let done = 0;
-    for (const app of apps) {
-      app
-        .get(ProcessorExplorer)
-        .requireLoop(QUEUE)
-        .events.on('completed', () => {
-          if (++done === 60) completed.resolve();
-        });
-    }
+    const completed = completionsAcross(apps, QUEUE, 60);
     const queues = apps[0].get(QueueService);
-    const ids: JobId[] = [];
-    for (let n = 0; n < 60; n++) ids.push(await queues.enqueue(QUEUE, { n }));
-    await completed.promise;
+    const ids = await enqueueNumbered(queues, QUEUE, 60);
+    await completed;
 
     expect(runs.size).toBe(60);
     expect([...runs.values()].every((count) => count === 1)).toBe(true);

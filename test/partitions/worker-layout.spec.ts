@@ -2,14 +2,12 @@ import type { INestApplication } from '@nestjs/common';
 import { ProcessorExplorer, QueueService, partitionTagOf, type Job, type JobId } from '@app/echomq/internal';
 import { bootApp } from '../support/nest';
 import { uniqueQueue } from '../support/redis';
-import { closeAll, deferred, processorClass, waitUntil } from '../worker/fixtures/support';
+import { deferred, processorClass, waitUntil } from '../worker/fixtures/support';
+import { useApps } from '../support/app-suite';
 
 /** Which physical queues a worker serves as a queue's partition layout changes (docs/partitions.md). */
 
-const apps: INestApplication[] = [];
-afterEach(async () => {
-  await closeAll(apps.splice(0));
-});
+const apps = useApps();
 
 async function boot(providers: Parameters<typeof bootApp>[0], options: Parameters<typeof bootApp>[1] = {}) {
   const app = await bootApp(providers, { shutdownGraceMs: 200, ...options });

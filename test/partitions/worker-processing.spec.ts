@@ -1,4 +1,3 @@
-import type { INestApplication } from '@nestjs/common';
 import {
   OnWorkerEvent,
   Processor,
@@ -10,28 +9,22 @@ import {
 } from '@app/echomq/internal';
 import { EchoMqHealthIndicator } from '@app/echomq/health';
 import { RuntimeHooksRegistry } from '@app/echomq/observability/runtime-hooks-registry';
-import { bucketOf } from '@app/echomq/queue/partitions/partition-routing';
 import { bootWithHealth } from '../health/support/boot';
 import { bootApp } from '../support/nest';
 import { uniqueQueue } from '../support/redis';
-import { closeAll, deferred, processorClass, waitUntil, type Deferred } from '../worker/fixtures/support';
+import { deferred, processorClass, waitUntil, type Deferred } from '../worker/fixtures/support';
+import { laneIn } from './support/lanes';
+import { completionsAcross, enqueueNumbered } from './support/completions';
+import { useApps } from '../support/app-suite';
 
 /** A processor of a 3-partition queue in each of several applications: the worker side of issue 14. */
 
-const apps: INestApplication[] = [];
-afterEach(async () => {
-  await closeAll(apps.splice(0));
-});
+const apps = useApps();
 
 async function boot(providers: Parameters<typeof bootApp>[0], options: Parameters<typeof bootApp>[1]) {
   const app = await bootApp(providers, { shutdownGraceMs: 200, ...options });
   apps.push(app);
   return app;
-}
-
-/** A lane name whose jobs go to partition `index` of a queue with `count` partitions. */
-function laneOf(index: number, count: number, prefix = 'lane'): string {
-  for (let n = 0; ; n++) if (bucketOf(`lane:${prefix}-${n}`, count) === index) return `${prefix}-${n}`;
 }
 
 /** Handlers that wait for the test: each running one is counted, per partition, until released. */
@@ -88,20 +81,10 @@ describe('a @Processor of a queue with 3 partitions', () => {
     const options = { queues: { [queue]: { partitions: 3, concurrency: 4 } } };
     const one = await boot([processorClass(queue, {}, handler)], options);
     const two = await boot([processorClass(queue, {}, handler)], options);
-    const completed = deferred();
-    let done = 0;
-    for (const app of [one, two]) {
-      app
-        .get(ProcessorExplorer)
-        .requireLoop(queue)
-        .events.on('completed', () => {
-          if (++done === 90) completed.resolve();
-        });
-    }
+    const completed = completionsAcross([one, two], queue, 90);
     const queues = one.get(QueueService);
-    const ids: JobId[] = [];
-    for (let n = 0; n < 90; n++) ids.push(await queues.enqueue(queue, { n }));
-    await completed.promise;
+    const ids = await enqueueNumbered(queues, queue, 90);
+    await completed;
 
     expect(runs.size).toBe(90);
     expect([...runs.values()].every((count) => count === 1)).toBe(true);
@@ -256,7 +239,7 @@ describe('the concurrency of a partitioned queue in one worker', () => {
     const app = await boot([processorClass(queue, { partitions: 3, concurrency: 4 }, held.handler)], {});
     const explorer = app.get(ProcessorExplorer);
     const queues = app.get(QueueService);
-    const [busy, waking] = [laneOf(0, 3), laneOf(1, 3)];
+    const [busy, waking] = [laneIn(0, 3), laneIn(1, 3)];
     await queues.enqueueMany(
       queue,
       Array.from({ length: 6 }, (_, n) => ({ data: { n }, lane: busy })),

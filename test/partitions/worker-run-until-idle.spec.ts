@@ -11,14 +11,12 @@ import { EchoMqTestKit } from '@app/echomq/testing';
 import { bootApp } from '../support/nest';
 import { jobRecord } from '../support/assertions';
 import { idMinter, uniqueQueue } from '../support/redis';
-import { closeAll, processorClass } from '../worker/fixtures/support';
+import { processorClass } from '../worker/fixtures/support';
+import { useApps } from '../support/app-suite';
 
 /** The testing kit's runUntilIdle on a partitioned queue: every partition run, and idle only when all are. */
 
-const apps: INestApplication[] = [];
-afterEach(async () => {
-  await closeAll(apps.splice(0));
-});
+const apps = useApps();
 
 async function boot(
   queue: string,

@@ -1,39 +1,5 @@
-import { dealSlots, SharedSlots, type SlotBudget } from '@app/echomq/worker/shared-slots';
-
-/** A loop's slots as the pool reads them, set by the test. */
-class FakeSlots {
-  runningCount = 0;
-  lingeringCount = 0;
-}
-
-/** One loop of a queue in the pool: claims what its budget grants, as runClaimPasses does. */
-class FakeLoop {
-  readonly slots = new FakeSlots();
-  readonly budget: SlotBudget;
-
-  constructor(pool: SharedSlots) {
-    this.budget = pool.join(this.slots);
-  }
-
-  /** Claims all it may now and launches that many handlers (a full claim); returns how many. */
-  claim(): number {
-    const free = this.budget.free();
-    if (free <= 0) return 0;
-    this.budget.reserve(free);
-    this.slots.runningCount += free;
-    this.budget.release(free);
-    return free;
-  }
-
-  finish(count = 1): void {
-    this.slots.runningCount -= count;
-  }
-}
-
-function poolOf(concurrency: number, loops: number): { pool: SharedSlots; loops: FakeLoop[] } {
-  const pool = new SharedSlots(concurrency);
-  return { pool, loops: Array.from({ length: loops }, () => new FakeLoop(pool)) };
-}
+import { dealSlots } from '@app/echomq/worker/shared-slots';
+import { poolOf } from './support/fake-slot-loop';
 
 describe('dealSlots: free slots to the holder with the fewest, ties to the lowest ticket', () => {
   it('levels the holders up and gives the rest to the lowest tickets', () => {

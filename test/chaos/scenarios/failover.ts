@@ -1,5 +1,6 @@
 import { scenario } from '../scenario';
 import { failoverPhase } from '../support/sentinel-failover-phase';
+import { failoverParams } from '../support/failover-params';
 import { runFailoverPhases } from '../support/failover-verdict';
 
 /**
@@ -18,27 +19,7 @@ export const failover = scenario({
   name: 'failover',
   summary:
     'the Sentinel-watched master SIGKILLed mid-run, without and with durable writes: everyone follows the new master; with durable writes no acknowledged enqueue is lost and no token completes twice',
-  params: {
-    jobs: { full: 30_000, quick: 2_000, doc: 'jobs enqueued per phase (plain, then durable)' },
-    perSecond: { full: 2_000, quick: 800, doc: 'enqueue rate' },
-    workers: { full: 3, quick: 2, doc: 'worker processes' },
-    killAt: {
-      full: 6_000,
-      quick: 1_000,
-      doc: 'the master is SIGKILLed once this many enqueues are acknowledged',
-    },
-    lagMs: {
-      full: 500,
-      quick: 300,
-      doc: 'how far the replica is behind when the master dies: writes of that span reach only the master (under the 1 s down-after)',
-    },
-    leaseMs: { full: 3_000, quick: 2_000, doc: "the processor's lease" },
-    workMs: {
-      full: 50,
-      quick: 100,
-      doc: 'each handler sleeps this long: the workers (20 slots each) fall behind the producer, so jobs wait in pending and claims at the kill take jobs the replica already has',
-    },
-  },
+  params: failoverParams(30_000, 'down-after'),
   run: ({ params, workDir, log }) =>
     runFailoverPhases(failoverPhase, { ...params, killAtAcked: params.killAt }, workDir, log),
 });

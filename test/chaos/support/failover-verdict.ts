@@ -1,11 +1,5 @@
 import type { ScenarioOutcome } from '../scenario';
-import type { FailoverPhaseResult, FailoverPhaseSizes } from './sentinel-failover-phase';
-
-/** A failover phase's result; `replicaBackMs` where the phase measures the killed node's return. */
-export type FailoverResult = FailoverPhaseResult & {
-  /** ms from the SIGKILL to the restarted node in sync as the new master's replica (0: no kill). */
-  readonly replicaBackMs?: number;
-};
+import type { FailoverPhaseSizes, FailoverResult } from './failover-phase';
 
 /** One phase of a failover scenario: a fresh Redis, its master killed mid-run (see the phase files). */
 export type FailoverPhase = (

@@ -143,6 +143,18 @@ export function workerChild(config: WorkerChildConfig, options?: ChildOptions): 
   return new ChildHandle(childEntry('worker-child'), config, options);
 }
 
+/** What `workerChildren` fills in: the failure scenarios' workers take 20 jobs at once and retry almost forever. */
+export type ScenarioWorkerConfig = Omit<WorkerChildConfig, 'concurrency' | 'maxAttempts'>;
+
+/**
+ * `count` worker children (not started: the caller holds them first, so a failed start still
+ * has them cleaned up) with 20 slots each and 1,000 attempts a job, so no job dies of the fault.
+ */
+export function workerChildren(count: number, config: ScenarioWorkerConfig): ChildHandle[] {
+  const full: WorkerChildConfig = { ...config, concurrency: 20, maxAttempts: 1_000 };
+  return Array.from({ length: count }, () => workerChild(full));
+}
+
 export function producerChild(config: ProducerChildConfig, options?: ChildOptions): ChildHandle {
   return new ChildHandle(childEntry('producer-child'), config, options);
 }

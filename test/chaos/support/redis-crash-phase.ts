@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { RedisServer } from '../../support/redis-server';
 import { bookOf, readLedger, type LedgerBook } from './ledger';
 import { openInspector } from './inspector';
-import { producerChild, producerFinished, workerChild, type ChildHandle } from './processes';
+import { producerChild, producerFinished, workerChildren, type ChildHandle } from './processes';
 import { AofTail } from './redis-aof-cut';
 import { within } from './redis-deadline';
 import { firstAfter, idsAckedTwice } from './redis-ledger-facts';
@@ -71,16 +71,15 @@ export async function crashPhase(
   const workers: ChildHandle[] = [];
   const producers: ChildHandle[] = [];
   try {
-    const workerConfig = {
-      connection,
-      queue: QUEUE,
-      ledgerDir,
-      concurrency: 20,
-      leaseMs: sizes.leaseMs,
-      maxAttempts: 1_000,
-      module: { reaper: { intervalMs: 250 } },
-    };
-    for (let i = 0; i < sizes.workers; i++) workers.push(workerChild(workerConfig));
+    workers.push(
+      ...workerChildren(sizes.workers, {
+        connection,
+        queue: QUEUE,
+        ledgerDir,
+        leaseMs: sizes.leaseMs,
+        module: { reaper: { intervalMs: 250 } },
+      }),
+    );
     await Promise.all(workers.map((worker) => worker.start()));
     const progress = new AckProgress();
     for (let i = 0; i < PRODUCERS; i++) {
