@@ -1,10 +1,9 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import type { AppSettings, EnqueueReport, FromHost, HostRole, ToHost, WorkerReport } from './partitions-ipc';
-import { COMPILED, REPO_ROOT, WORKER_HOST_EXEC_ARGV } from './support/paths';
+import { BOOT_TIMEOUT_MS, ChildHost, forkHost } from './support/child-host';
+import { COMPILED } from './support/paths';
+import { join } from 'node:path';
 
 const HOST_ENTRY = join(__dirname, COMPILED ? 'partitions-host.js' : 'partitions-host.ts');
-const BOOT_TIMEOUT_MS = 120_000;
 const REPLY_TIMEOUT_MS = 60_000;
 
 type Reply<T extends FromHost['type']> = Extract<FromHost, { type: T }>;
@@ -14,42 +13,18 @@ type Reply<T extends FromHost['type']> = Extract<FromHost, { type: T }>;
  * build (or under ts-node when the orchestrator is): each call sends one message and awaits its
  * reply; a host that reports a failure or exits fails every call waiting on it.
  */
-export class BenchHost {
-  /** Completions the host's worker application reported (every PROGRESS_EVERY_MS). */
-  completed = 0;
-  private failure?: Error;
-  private readonly waiters = new Set<(message: FromHost) => void>();
-
+export class BenchHost extends ChildHost<FromHost, ToHost> {
   private constructor(
     readonly role: HostRole,
-    private readonly child: ChildProcess,
+    child: ReturnType<typeof forkHost>,
   ) {
-    child.on('message', (message: FromHost) => {
-      if (message.type === 'progress') this.completed = message.completed;
-      if (message.type === 'failed') this.failure = new Error(`${role} host: ${message.message}`);
-      for (const waiter of [...this.waiters]) waiter(message);
-    });
-    child.on('exit', (code, signal) => {
-      this.failure ??= new Error(`${role} host exited (code ${code}, signal ${signal})`);
-      for (const waiter of [...this.waiters]) waiter({ type: 'failed', message: this.failure.message });
-    });
+    super(`${role} host`, child);
   }
 
   static async spawn(role: HostRole): Promise<BenchHost> {
-    const child = fork(HOST_ENTRY, [role], {
-      cwd: REPO_ROOT,
-      execArgv: [...WORKER_HOST_EXEC_ARGV],
-      env: { ...process.env, TS_NODE_PROJECT: join(REPO_ROOT, 'tsconfig.json') },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const host = new BenchHost(role, child);
+    const host = new BenchHost(role, forkHost(HOST_ENTRY, [role]));
     await host.reply('booted', BOOT_TIMEOUT_MS);
     return host;
-  }
-
-  /** Throws if the host reported a failure. */
-  check(): void {
-    if (this.failure) throw this.failure;
   }
 
   async open(settings: AppSettings): Promise<void> {
@@ -77,16 +52,7 @@ export class BenchHost {
   }
 
   async exit(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
-    this.child.send({ type: 'exit' } satisfies ToHost);
-    await exited;
-    clearTimeout(timer);
-  }
-
-  kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exitWith({ type: 'exit' });
   }
 
   private async request<T extends FromHost['type']>(
@@ -96,25 +62,8 @@ export class BenchHost {
   ): Promise<Reply<T>> {
     this.check();
     const reply = this.reply(type, timeoutMs);
-    this.child.send(message);
+    this.send(message);
     return reply;
-  }
-
-  private reply<T extends FromHost['type']>(type: T, timeoutMs: number): Promise<Reply<T>> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(waiter);
-        reject(new Error(`${this.role} host sent no '${type}' within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const waiter = (message: FromHost): void => {
-        if (message.type !== type && message.type !== 'failed') return;
-        clearTimeout(timer);
-        this.waiters.delete(waiter);
-        if (message.type === 'failed') reject(this.failure ?? new Error(message.message));
-        else resolve(message as Reply<T>);
-      };
-      this.waiters.add(waiter);
-    });
   }
 }
 
