@@ -10,12 +10,19 @@ import { RedisCommandRefusedError, type RedisOutOfMemoryError } from '../redis-e
 import type { RedisClient } from '../scripts';
 import { typedOutOfMemory } from '../scripts/reply-errors';
 import { FullRedisNotice } from './full-redis-notice';
+import { Tenure } from './node-tenure';
 
 /**
  * TTL of `<prefix>:node:<n>`. Short, because a new holder's ids start one window (lease less margin)
  * ahead of the server clock, above anything an unknowing previous holder can still mint.
  */
 export const NODE_LEASE_MS = 2_000;
+/**
+ * How long the module's lease is kept without a mint before it is given back (idleReleaseMs): a
+ * worker that enqueues nothing stops renewing a minute after its last id, and holds no node at all
+ * when it never mints. Taking one again costs the next enqueue two round trips.
+ */
+export const NODE_LEASE_IDLE_RELEASE_MS = 60_000;
 /** Kept back from each window for clock-rate drift on this host and clock skew between Redis hosts. */
 export const NODE_LEASE_MARGIN_MS = 200;
 /**
@@ -78,45 +85,12 @@ export interface NodeLeaseOptions {
    * its replicas confirmed (WAIT), so a failover cannot bring back an older holder's token.
    */
   readonly durable?: ReplicaWait;
-}
-
-/** One acquisition of one node number, kept current by its renewals. */
-class Tenure implements MintWindow {
-  ceilingMs: number;
-  validUntil: number;
-  serverOffsetMs: number;
-  readonly floorMs: number;
-  /** Whether a renewal of this tenure was confirmed by the replicas (always true without durable writes). */
-  replicated: boolean;
-
-  constructor(
-    readonly node: number,
-    readonly token: string,
-    private readonly windowMs: number,
-    sentAt: number,
-    receivedAt: number,
-    serverMs: number,
-    durable: boolean,
-  ) {
-    this.replicated = !durable;
-    // A previous holder of this node may have lost its key to a deletion (a restart without
-    // persistence, a failover) without knowing yet: it still mints up to its own ceiling, which
-    // is below this floor because its last confirmation came before this acquisition.
-    this.floorMs = serverMs + windowMs + 1;
-    this.ceilingMs = serverMs + windowMs;
-    this.validUntil = sentAt + windowMs;
-    this.serverOffsetMs = serverMs - receivedAt;
-  }
-
-  /** A renewal sent at `sentAt` found the key ours at server time `serverMs`. */
-  confirm(sentAt: number, receivedAt: number, serverMs: number): void {
-    // The key's new TTL started after sentAt, so the deadline counted from sentAt is inside it.
-    this.validUntil = Math.max(this.validUntil, sentAt + this.windowMs);
-    this.ceilingMs = Math.max(this.ceilingMs, serverMs + this.windowMs);
-    // serverMs was read between sentAt and receivedAt: anchoring it at receivedAt gives a
-    // server clock that is never ahead of the real one, behind by at most the round trip.
-    this.serverOffsetMs = serverMs - receivedAt;
-  }
+  /**
+   * A tenure that minted nothing for this long is given back, and renewals stop until the next
+   * mint asks for a node again (ready). Unset: kept while the process runs. A process that never
+   * mints (a worker that enqueues nothing) then costs Redis no renewals at all.
+   */
+  readonly idleReleaseMs?: number;
 }
 
 /**
@@ -144,10 +118,14 @@ export class NodeLease {
   private readonly listeners = new Set<() => void>();
   private tenure?: Tenure;
   private acquiring?: Promise<void>;
+  /** Whether the last renewal failed (no reply): a waiting mint then leaves renewals to the timer. */
+  private renewFailed = false;
   private renewing?: { readonly tenure: Tenure; readonly sentAt: number; readonly done: Promise<void> };
   private renewTimer?: unknown;
   /** After a loss, the lost node is tried first: taking it back keeps the process's ids on one node. */
   private retakeNode?: number;
+  /** When the current tenure was taken (monotonic): its idleness counts from here until a mint. */
+  private heldSince = 0;
   private closed = false;
   /** With durable writes: a tenure's renewals until its replicas confirmed it. */
   private readonly replicatedRenewal?: ReplicatedRenewal;
@@ -207,6 +185,8 @@ export class NodeLease {
     const sentAt = this.clock();
     const done = this.sendRenewal(tenure, sentAt).finally(() => {
       if (this.renewing?.done === done) this.renewing = undefined;
+      // Told once the renewal is no longer in flight, so a waiting mint may ask for the next one.
+      this.changed();
     });
     this.renewing = { tenure, sentAt, done };
     return done;
@@ -221,6 +201,8 @@ export class NodeLease {
    */
   ready(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     if (this.snowflakes.blocker() === undefined) return Promise.resolve();
+    // Leased on demand: a process that mints nothing (or gave its node back, idle) holds none.
+    void this.acquire();
     const deadline = this.clock() + timeoutMs;
     return new Promise<void>((resolve, reject) => {
       let timer: unknown;
@@ -244,6 +226,12 @@ export class NodeLease {
           if (blocker === undefined) resolve();
           else reject(refused ?? new NodeLeaseLostError(blocker, this.node));
           return;
+        }
+        // A window not open yet or used up is lifted by a renewal: ask for one now rather than at
+        // the next timer (renew() shares one in flight), so a mint waits a round trip or two.
+        // After a failed renewal (Redis not answering) the timer's pace is kept.
+        if (this.tenure && (blocker === 'waiting' || blocker === 'exhausted') && !this.renewFailed) {
+          void this.renew();
         }
         // Look again at the deadline or after a renewal interval; every change of tenure or
         // window (a confirmed renewal opens a new tenure's window) also looks again (listeners).
@@ -322,6 +310,7 @@ export class NodeLease {
         return true;
       }
       this.tenure = tenure;
+      this.heldSince = this.clock();
       this.scheduleRenewal();
       this.changed();
       return true;
@@ -335,7 +324,10 @@ export class NodeLease {
       reply = tenure.replicated
         ? await this.redis.eval(RENEW_LUA, 1, this.key(tenure.node), tenure.token, this.leaseMs)
         : await this.confirmReplicated(tenure);
-      if (reply === undefined) return;
+      if (reply === undefined) {
+        this.renewFailed = true; // held but not confirmed by the replicas yet: the timer asks again
+        return;
+      }
     } catch (error) {
       if (error instanceof RedisCommandRefusedError) {
         // Said once, not at every renewal; renewals go on, so a right granted later is picked up.
@@ -346,6 +338,7 @@ export class NodeLease {
         this.changed();
         return;
       }
+      this.renewFailed = true;
       // Not a loss: the key may well still be ours. The window closes at its deadline unless a
       // later renewal gets through. (Redis unreachable is said once, by the connection.)
       if (!(error instanceof RedisUnavailableError)) {
@@ -356,6 +349,7 @@ export class NodeLease {
       return;
     }
     if (this.tenure !== tenure) return; // lost or released meanwhile: a late reply changes nothing
+    this.renewFailed = false;
     const [held, serverMs] = reply as [number, number];
     if (held === 1) {
       tenure.confirm(sentAt, this.clock(), serverMs);
@@ -392,15 +386,43 @@ export class NodeLease {
   private scheduleRenewal(): void {
     this.timers.clearTimeout(this.renewTimer);
     const tenure = this.tenure;
-    const ramping = tenure !== undefined && this.clock() + tenure.serverOffsetMs < tenure.floorMs;
+    // The ramp is for a process minting fast from the floor; an idle one renews at the usual
+    // pace, and a mint that finds its window used up asks for a renewal itself (ready).
+    const ramping =
+      tenure !== undefined &&
+      this.clock() + tenure.serverOffsetMs < tenure.floorMs &&
+      this.mintedWithin(this.renewEveryMs);
     this.renewTimer = this.timers.setTimeout(
       () => {
         if (!this.tenure || this.closed) return;
+        if (this.idleTooLong()) return void this.giveUpIdle(this.tenure);
         void this.renew();
         this.scheduleRenewal();
       },
       ramping ? Math.min(RAMP_RENEW_MS, this.renewEveryMs) : this.renewEveryMs,
     );
+  }
+
+  /** Whether this process minted an id in the last `ms`. */
+  private mintedWithin(ms: number): boolean {
+    const last = this.snowflakes.lastMintAt;
+    return last !== undefined && this.clock() - last < ms;
+  }
+
+  /** Whether the tenure has gone idleReleaseMs without a mint (counted from when it was taken). */
+  private idleTooLong(): boolean {
+    const idleMs = this.options.idleReleaseMs;
+    if (idleMs === undefined) return false;
+    const since = Math.max(this.heldSince, this.snowflakes.lastMintAt ?? -Infinity);
+    return this.clock() - since >= idleMs;
+  }
+
+  /** Gives an idle tenure back; the next mint leases a node again, this one first (see ready). */
+  private async giveUpIdle(tenure: Tenure): Promise<void> {
+    this.tenure = undefined;
+    this.retakeNode = tenure.node;
+    this.changed();
+    await this.giveBack(tenure);
   }
 
   private async giveBack(tenure: Tenure): Promise<void> {

@@ -35,6 +35,7 @@ export class LeasedSnowflakes implements SnowflakeSource {
   private minter?: SnowflakeMinter;
   private minterWindow?: MintWindow;
   private now = 0;
+  private lastMint?: number;
 
   constructor(
     private readonly window: () => MintWindow | undefined,
@@ -43,6 +44,11 @@ export class LeasedSnowflakes implements SnowflakeSource {
   ) {}
 
   /** The node ids are minted on now, or undefined while none is held. */
+  /** When the last id was minted, on the monotonic clock; undefined before the first. */
+  get lastMintAt(): number | undefined {
+    return this.lastMint;
+  }
+
   get node(): number | undefined {
     return this.window()?.node;
   }
@@ -61,7 +67,9 @@ export class LeasedSnowflakes implements SnowflakeSource {
     this.now = this.monotonic();
     const blocker = this.blockerIn(window, this.now);
     if (blocker !== undefined) throw new NodeLeaseLostError(blocker, window.node);
-    return this.minterFor(window).nextParts(tag);
+    const parts = this.minterFor(window).nextParts(tag);
+    this.lastMint = this.now;
+    return parts;
   }
 
   private blockerIn(window: MintWindow, now: number): NodeLeaseBlocker | undefined {

@@ -9,8 +9,12 @@
  */
 export const SCRIPT_BATCH_MAX = 500;
 
-/** Most jobs one enqueueMany call takes; it stays all or nothing, so it is one script call. */
-export const ENQUEUE_MANY_MAX = SCRIPT_BATCH_MAX;
+/**
+ * Most jobs one enqueueMany call takes; it stays all or nothing, so it is one script call. Twice
+ * SCRIPT_BATCH_MAX: a plain enqueue costs Redis about half what a claim does per job, so a call of
+ * this many blocks Redis about as long as the heaviest calls of SCRIPT_BATCH_MAX (bench/batch-cost.ts).
+ */
+export const ENQUEUE_MANY_MAX = 1_000;
 
 /** Most payload bytes one enqueue script call carries (merged calls included). */
 export const ENQUEUE_CALL_MAX_BYTES = 16 * 1024 * 1024;
