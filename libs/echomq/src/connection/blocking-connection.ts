@@ -9,7 +9,9 @@ const STUCK = Symbol('stuck');
  * One dedicated connection for blocking reads (BLPOP, XREAD BLOCK), opened on first
  * use. A read that fails, or outlives its timeout by the grace period (a socket that
  * died silently, a Redis that restarted), drops the connection, and the next read
- * opens a fresh one: a reader that looks alive always reads again.
+ * opens a fresh one: a reader that looks alive always reads again. Blocks are long (an
+ * idle worker should cost Redis next to nothing), so a read also ends, failed, when the
+ * command connection closes: whatever silenced or lost that one is noticed here as soon.
  */
 export class BlockingConnection {
   private client?: RedisClient;
@@ -35,6 +37,8 @@ export class BlockingConnection {
     const stuck = new Promise<typeof STUCK>((resolve) => {
       timer = setTimeout(() => resolve(STUCK), blockMs + WATCHDOG_GRACE_MS);
     });
+    // The command connection closing (silent, or Redis gone) ends the wait at once: its read fails.
+    const unwatch = this.connections.onCommandLost(() => this.reset());
     try {
       const outcome = await Promise.race([command(client), stuck]);
       if (outcome !== STUCK) return outcome;
@@ -45,6 +49,7 @@ export class BlockingConnection {
       throw error;
     } finally {
       clearTimeout(timer);
+      unwatch();
     }
   }
 

@@ -4,6 +4,7 @@ import { installScripts, type RedisClient, type ScriptedClient } from '../script
 import type { EchoMqConnection, EchoMqModuleOptions } from '../module/echomq-options';
 import { ECHOMQ_OPTIONS } from '../module/module-definition';
 import { validateModuleOptions } from '../module/validate-options';
+import { RedisUnavailableError } from '../errors';
 import { DeadlineRedis } from './deadline-redis';
 import { describeCluster, describeTarget } from './describe-target';
 import { Reachability } from './reachability';
@@ -144,6 +145,7 @@ export class RedisConnections implements OnApplicationShutdown {
   /** Whether the command connection reaches Redis; it logs the one line an outage gets. */
   readonly reachability: Reachability;
   private readonly blocking = new Set<RedisClient>();
+  private readonly commandLostListeners = new Set<() => void>();
   private readonly closers: (() => Promise<void>)[] = [];
   private closed = false;
 
@@ -158,6 +160,9 @@ export class RedisConnections implements OnApplicationShutdown {
       this.logger,
     );
     this.reachability.watch(this.client);
+    // A command connection that closed (its deadline found it silent, or Redis went away) casts
+    // doubt on the blocked ones, whose own watchdogs wait out a long block (see onCommandLost).
+    if (!(this.client instanceof Cluster)) this.client.on('close', () => this.commandLost());
     this.redisVersion = new RedisVersionCheck(this.client, this.logger);
     this.serverConfig = new ServerConfigCheck(this.client, this.logger, {
       requireNoEviction: options.requireNoEviction === true,
@@ -182,6 +187,8 @@ export class RedisConnections implements OnApplicationShutdown {
     // No ready check: its INFO, still in flight when a short-lived wait releases the client,
     // fails the check, and ioredis then schedules a reconnect of a client already closed
     // (a stray timer that keeps the process alive). A blocking read needs no INFO first.
+    // After shutdown nothing may open a connection: it would keep the process alive.
+    if (this.closed) throw new RedisUnavailableError(describeConnection(this.options.connection), 0);
     const overrides = { maxRetriesPerRequest: null, enableReadyCheck: false };
     const client =
       node === undefined
@@ -190,6 +197,22 @@ export class RedisConnections implements OnApplicationShutdown {
     client.on('error', () => undefined); // reconnects are handled by the caller's watchdog
     this.blocking.add(client);
     return client;
+  }
+
+  /**
+   * Calls `listener` each time the command connection closes while the application runs (not
+   * on a cluster, whose nodes each have their own); returns the unsubscribe. Blocked reads use it
+   * to give up their wait at once, so a silent or lost Redis is noticed within a command deadline
+   * rather than at the end of a long block.
+   */
+  onCommandLost(listener: () => void): () => void {
+    this.commandLostListeners.add(listener);
+    return () => this.commandLostListeners.delete(listener);
+  }
+
+  private commandLost(): void {
+    if (this.closed) return;
+    for (const listener of [...this.commandLostListeners]) listener();
   }
 
   release(client: RedisClient): void {

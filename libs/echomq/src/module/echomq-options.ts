@@ -23,9 +23,14 @@ export interface DurableOptions {
 }
 
 export interface ReaperOptions {
-  /** How often each process reaps expired leases and promotes due jobs: 50 to 60,000 ms. Default 1000 ms; each process ticks at a random phase. */
+  /**
+   * The longest each process goes without looking at a queue for expired leases, due jobs and
+   * schedules left behind: 50 to 60,000 ms. Default 30,000 ms. Between those looks the reaper
+   * sleeps until the queue's earliest lease deadline or scheduled run, and a queue whose lease
+   * is shorter is looked at once per lease. Each process starts at a random phase.
+   */
   readonly intervalMs?: number;
-  /** Most jobs moved per script call, 1 to 1,000 (SCRIPT_BATCH_MAX); a tick keeps calling while more remain, up to 10 calls. Default 500. */
+  /** Most jobs moved per script call, 1 to 1,000 (SCRIPT_BATCH_MAX); a look keeps calling while more remain, up to 10 calls. Default 500. */
   readonly batch?: number;
 }
 

@@ -32,7 +32,7 @@ export const MODULE_DEFAULTS: ResolvedModuleSettings = {
   shutdownGraceMs: 10_000,
   commandTimeoutMs: 5_000,
   replayWindowMs: 60_000,
-  reaperIntervalMs: 1_000,
+  reaperIntervalMs: 30_000,
   reaperBatch: 500,
   tracing: false,
 };

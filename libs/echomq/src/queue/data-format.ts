@@ -33,7 +33,7 @@ export async function ensureDataFormat(ctx: ScriptContext): Promise<number> {
 }
 
 /** The stored format as a number, when this code knows it; DataFormatError otherwise. */
-function knownFormat(queue: string, text: string): number {
+export function knownFormat(queue: string, text: string): number {
   const format = /^[1-9][0-9]{0,8}$/.test(text) ? Number(text) : Number.NaN;
   if (!(format <= DATA_FORMAT)) throw new DataFormatError(queue, text, DATA_FORMAT);
   return format;

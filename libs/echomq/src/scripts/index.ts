@@ -7,6 +7,7 @@ export * from './complete';
 export * from './fail';
 export * from './release';
 export * from './reap';
+export * from './deadlines';
 export * from './promote';
 export * from './retry';
 export * from './remove';

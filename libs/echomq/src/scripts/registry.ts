@@ -20,6 +20,7 @@ import { SET_LANE_LUA } from './lua/set-lane.lua';
 import { SET_LIMITS_LUA } from './lua/set-limits.lua';
 import { THROTTLE_LUA } from './lua/throttle.lua';
 import { HOLD_QUEUE_LUA } from './lua/hold-queue.lua';
+import { DEADLINES_LUA } from './lua/deadlines.lua';
 import { CONTROL_SCRIPTS } from './control-scripts';
 import { DEDUPE_SCRIPTS } from './dedupe-scripts';
 import { JOB_LOG_SCRIPTS } from './job-log-scripts';
@@ -55,6 +56,7 @@ export const SCRIPTS = {
   emqBrowsePending: { lua: BROWSE_PENDING_LUA, keys: 1 },
   emqReadLanes: { lua: READ_LANES_LUA, keys: 1 },
   emqRecordPartitions: { lua: RECORD_PARTITIONS_LUA, keys: 1 },
+  emqDeadlines: { lua: DEADLINES_LUA, keys: 4 },
   ...SCHEDULE_SCRIPTS,
   ...CONTROL_SCRIPTS,
   ...DEDUPE_SCRIPTS,

@@ -7,7 +7,12 @@ import { CuttableDelay } from '../connection/cuttable-delay';
 /** Told the claim (id and attempt, its fencing token) of a job removed while active. */
 export type CancelListener = (id: string, attempt: number) => void;
 
-const BLOCK_MS = 5_000;
+/**
+ * How long one XREAD blocks when no job is removed: long, since a removal ends it at once and an
+ * idle worker should cost Redis next to nothing (2 reads a minute); the connection's watchdog
+ * notices a silent socket within this plus its grace.
+ */
+const BLOCK_MS = 30_000;
 const BATCH = 100;
 const RETRY_FIRST_MS = 20;
 const RETRY_MAX_MS = 250;

@@ -1,39 +1,54 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { logicalQueueOf, queueRegistryKey } from '../keyspace';
+import { logicalQueueOf } from '../keyspace';
+import { monotonicMs } from '../monotonic';
 import { QueueService } from '../queue/queue.service';
-import { promoteDue, reapExpired, type ReapOutcome } from '../scripts';
+import { promoteDue, readDeadlines, reapExpired, type QueueDeadlines, type ScriptContext } from '../scripts';
 import { RuntimeHooksRegistry } from '../observability/runtime-hooks-registry';
 import { FormatGate } from './format-gate';
 import { warnUnlessUnreachable } from '../connection/warn-unless-unreachable';
-import { execAll } from '../connection/exec-all';
 import { FullRedisNotice } from '../connection/full-redis-notice';
+import { QueuePruner } from './queue-pruner';
+import { ReaperAgenda } from './reaper-agenda';
 
-/** Script calls per queue per tick and per kind; a backlog larger than this waits for the next tick. */
-const CALLS_PER_TICK = 10;
+export { QUEUE_IDLE_MS } from './queue-pruner';
 
-/**
- * A registered queue with nothing in it, not paused, whose newest event is older than
- * this (or that has none) drops out of the registry, so the reapers' walk follows what
- * is live rather than every name ever used (docs/options.md, "The queue registry").
- * A producer re-registers a queue it keeps using (QueueService.register), a worker the
- * queues it serves (every tick), so a dropped queue comes back as soon as it is used.
- */
-export const QUEUE_IDLE_MS = 24 * 3_600_000;
+/** Script calls per queue per look and per kind; a backlog larger than this is looked at again at once. */
+const CALLS_PER_LOOK = 10;
 
 /**
  * How often each process looks for idle queues: one MULTI per registered queue, so it
- * is not done every tick. The first pass comes at a random point of the first period.
+ * is not done every look. The first pass comes at a random point of the first period.
  */
 export const PRUNE_EVERY_MS = 10 * 60_000;
 
-/** Queues checked at once in a prune pass (each check is one round trip to its own slot). */
-const PRUNE_PARALLEL = 32;
+/**
+ * The fewest ms between two looks at one queue that found nothing to do but a deadline soon:
+ * leases of one crash expire a few ms apart, and one look reaps all that are due.
+ */
+const LOOK_GAP_MS = 100;
+/**
+ * How long after a scheduled job's run-at the reaper promotes it: the workers' claims promote
+ * due jobs on time; the reaper moves what no claim took (busy or absent workers) this much later.
+ */
+const PROMOTE_GRACE_MS = 1_000;
+/** After a look failed (Redis unreachable, a refusal), the queue is looked at again after this, at most. */
+const RETRY_AFTER_FAILURE_MS = 1_000;
+/** How long before the planned look other queues due are taken in the same turn. */
+const TURN_SLACK_MS = 5;
 
 /**
  * Returns expired leases to pending (or dead), advances schedules whose next occurrence
- * went missing, and promotes due scheduled jobs, for every known queue, on its own timer. Runs once in every process that hosts
- * processors; the scripts are idempotent, so concurrent reapers are safe. Each process
- * starts at a random phase so reapers do not tick together.
+ * went missing, and promotes due scheduled jobs, for every known queue. Runs once in every
+ * process that hosts processors; the scripts are idempotent, so concurrent reapers are safe.
+ *
+ * It is driven by deadlines, not a fixed tick: each look at a queue is one read-only script
+ * (the earliest lease deadline, the earliest run-at, whether it has schedules, its data
+ * format), and the next look is planned for the earliest of those deadlines, but never later
+ * than `reaper.intervalMs` or the queue's lease. That cap is what finds leases other processes
+ * took since: a lease taken after a look ends no earlier than one lease later, by when the
+ * next look has seen it. An idle queue costs one command per interval; the registry is read
+ * (SMEMBERS) once per interval, and the queues this process serves are written back only when
+ * it finds them missing (a Redis that lost its data). Processes start at a random phase.
  *
  * The timer is private on purpose: registering it with @nestjs/schedule would mean
  * importing ScheduleModule.forRoot() here, and an application that imports it too would
@@ -43,99 +58,199 @@ const PRUNE_PARALLEL = 32;
 export class Reaper {
   private readonly logger = new Logger('EchoMQ');
   private readonly formats = new FormatGate(this.logger);
-  /** A full Redis refuses some of a tick's writes on every tick: said once, not per tick and queue. */
+  /** A full Redis refuses some of a look's writes on every look: said once, not per look and queue. */
   private readonly fullRedis = new FullRedisNotice(this.logger, 'The reaper');
-  /** Whether this tick met a full Redis. */
+  private readonly pruner: QueuePruner;
+  private readonly agenda = new ReaperAgenda();
+  /** Whether this turn met a full Redis. */
   private metFull = false;
-  private starter?: NodeJS.Timeout;
-  private interval?: NodeJS.Timeout;
+  private started = false;
+  private timer?: NodeJS.Timeout;
   private ticking = false;
   private served: readonly string[] = [];
   private nextPruneAt = Number.POSITIVE_INFINITY;
+  /** When the registry is read next (monotonic ms). */
+  private nextRegistryAt = 0;
 
   constructor(
     private readonly queues: QueueService,
     /** Told what each reap call took back (the metrics' reaped leases). */
     private readonly observers: RuntimeHooksRegistry,
-  ) {}
+  ) {
+    this.pruner = new QueuePruner(queues, this.logger, (error) => this.isFull(error));
+  }
 
-  /** Whether the reaper is ticking (or about to start); a second start() is refused. */
+  /** Whether the reaper is running; a second start() is refused. */
   get running(): boolean {
-    return this.starter !== undefined || this.interval !== undefined;
+    return this.started;
   }
 
   /**
-   * Starts ticking; `served` are the physical queues this process serves (a partitioned queue's
-   * partitions, `q#0` ...), reaped even if the registry lost them.
+   * Starts looking; `served` are the physical queues this process serves (a partitioned queue's
+   * partitions, `q#0` ...), reaped even if the registry lost them. The first looks come at a
+   * random point of the first second (or interval, when shorter).
    */
   start(served: readonly string[] = []): void {
-    if (this.running) throw new Error('The reaper is already running in this process');
+    if (this.started) throw new Error('The reaper is already running in this process');
+    this.started = true;
     this.served = [...new Set(served)];
     this.nextPruneAt = Date.now() + Math.random() * PRUNE_EVERY_MS;
-    const every = this.queues.settings.reaperIntervalMs;
-    this.starter = setTimeout(() => {
-      this.starter = undefined;
-      this.interval = setInterval(() => void this.tick(), every);
-    }, Math.random() * every);
+    const first = monotonicMs() + Math.random() * Math.min(1_000, this.intervalMs);
+    this.nextRegistryAt = first;
+    for (const queue of this.served) this.agenda.byAt(queue, first);
+    this.arm();
   }
 
-  /** More physical queues this process serves from now on (a partition its layout gained). */
+  /** More physical queues this process serves from now on (a partition its layout gained): looked at now. */
   serve(more: readonly string[]): void {
     this.served = [...new Set([...this.served, ...more])];
+    for (const queue of more) this.agenda.byAt(queue, monotonicMs());
+    this.arm();
   }
 
   stop(): void {
-    clearTimeout(this.starter);
-    clearInterval(this.interval);
-    this.starter = undefined;
-    this.interval = undefined;
+    this.started = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
-  /** One pass over every known queue. Errors are logged per queue; the next tick runs regardless. */
-  async tick(): Promise<void> {
+  /** One look at every known queue now, the registry read first. Errors are logged per queue. */
+  tick(): Promise<void> {
+    return this.turn(true);
+  }
+
+  private get intervalMs(): number {
+    return this.queues.settings.reaperIntervalMs;
+  }
+
+  /** Sleeps until the soonest planned look (or registry read). */
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.started) return;
+    const soonest = Math.min(this.agenda.soonest() ?? Number.POSITIVE_INFINITY, this.nextRegistryAt);
+    this.timer = setTimeout(() => void this.turn(false), Math.max(0, soonest - monotonicMs()));
+  }
+
+  /** Looks at the queues that are due (every known one when `all`), one after the other. */
+  private async turn(all: boolean): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
     this.metFull = false;
     try {
-      const batch = this.queues.settings.reaperBatch;
-      // Re-register the served queues every tick: a Redis that lost its data (a restart
-      // without persistence) also lost the registry, and their expired leases must still be reaped.
-      // A full Redis refuses the SADD: they are reaped below all the same.
-      if (this.served.length > 0) {
-        await this.queues.reregister(this.served).catch((error: unknown) => {
+      if (all || monotonicMs() >= this.nextRegistryAt) await this.readRegistry();
+      const queues = all ? this.agenda.queues() : this.agenda.dueBy(monotonicMs() + TURN_SLACK_MS);
+      for (const queue of queues) await this.look(queue);
+      if (!this.metFull) this.fullRedis.cleared();
+    } finally {
+      this.ticking = false;
+      this.arm();
+    }
+  }
+
+  /**
+   * Reads the registry: queues new to it are looked at now, queues gone from it (and not served
+   * here) are forgotten, served queues it lost are written back. Prunes idle queues once per period.
+   */
+  private async readRegistry(): Promise<void> {
+    this.nextRegistryAt = monotonicMs() + this.intervalMs;
+    try {
+      let registered = await this.queues.listPhysicalQueues();
+      const listed = new Set(registered);
+      // A Redis that lost its data (a restart without persistence) also lost the registry; the
+      // served queues' leases must still be reaped by every process, so they go back in.
+      const lost = this.served.filter((queue) => !listed.has(queue));
+      if (lost.length > 0) {
+        await this.queues.reregister(lost).catch((error: unknown) => {
           if (!this.isFull(error)) throw error;
         });
       }
-      let registered = await this.queues.listPhysicalQueues();
       if (Date.now() >= this.nextPruneAt) {
         this.nextPruneAt = Date.now() + PRUNE_EVERY_MS;
         const pruned = new Set(await this.prune(registered));
         registered = registered.filter((queue) => !pruned.has(queue));
       }
-      const queues = new Set([...this.served, ...registered]);
-      for (const queue of queues) {
-        try {
-          const ctx = this.queues.context(queue);
-          if (!(await this.formats.allows(ctx))) continue;
-          for (let call = 0; call < CALLS_PER_TICK && (await this.reap(queue, batch)).more; call++);
-          // Before promoting: a 'skip' schedule's overdue occurrence is replaced while it still
-          // waits, rather than promoted and run (docs/schedules.md, "Missed runs").
-          await this.sweepSchedules(queue);
-          for (let call = 0; call < CALLS_PER_TICK && (await promoteDue(ctx, batch)).more; call++);
-        } catch (error) {
-          this.warn(error, `Reaper on queue ${queue}: ${(error as Error).message}`);
-        }
-      }
-      if (!this.metFull) this.fullRedis.cleared();
+      const known = new Set([...this.served, ...registered]);
+      const now = monotonicMs();
+      for (const queue of known) this.agenda.byAt(queue, now);
+      for (const queue of this.agenda.queues()) if (!known.has(queue)) this.agenda.drop(queue);
     } catch (error) {
       this.warn(error, `Reaper: ${(error as Error).message}`);
-    } finally {
-      this.ticking = false;
+      this.nextRegistryAt = monotonicMs() + Math.min(this.intervalMs, RETRY_AFTER_FAILURE_MS);
     }
   }
 
+  /** One look at `queue`: read its deadlines, do what is due, plan the next look. */
+  private async look(queue: string): Promise<void> {
+    const lookedAt = monotonicMs();
+    try {
+      const ctx = this.queues.context(queue);
+      const deadlines = await readDeadlines(ctx);
+      if (!this.formats.admits(queue, deadlines.format)) {
+        this.agenda.set(queue, lookedAt + this.capFor(queue));
+        return;
+      }
+      const backlog = await this.work(queue, ctx, deadlines);
+      this.agenda.set(queue, backlog ? monotonicMs() : this.nextLook(queue, lookedAt, deadlines));
+    } catch (error) {
+      this.warn(error, `Reaper on queue ${queue}: ${(error as Error).message}`);
+      this.agenda.set(queue, lookedAt + Math.min(this.capFor(queue), RETRY_AFTER_FAILURE_MS));
+    }
+  }
+
+  /**
+   * Reaps expired leases, sweeps the schedules, promotes due jobs: each only when the look saw it
+   * due. True when more was left than the calls of one look move, or when something moved (the
+   * heads changed: the next look reads them again at once).
+   */
+  private async work(queue: string, ctx: ScriptContext, deadlines: QueueDeadlines): Promise<boolean> {
+    const batch = this.queues.settings.reaperBatch;
+    const { serverNow, leaseDeadline, nextRunAt } = deadlines;
+    let moved = false;
+    if (leaseDeadline !== null && leaseDeadline <= serverNow) {
+      for (let call = 0; call < CALLS_PER_LOOK; call++) {
+        const outcome = await this.reap(queue, batch);
+        moved ||= outcome.toPending + outcome.toDead > 0;
+        if (!outcome.more) break;
+      }
+    }
+    // Before promoting: a 'skip' schedule's overdue occurrence is replaced while it still
+    // waits, rather than promoted and run (docs/schedules.md, "Missed runs").
+    if (deadlines.hasSchedules) await this.sweepSchedules(queue);
+    if (nextRunAt !== null && nextRunAt + PROMOTE_GRACE_MS <= serverNow) {
+      for (let call = 0; call < CALLS_PER_LOOK; call++) {
+        const outcome = await promoteDue(ctx, batch);
+        moved ||= outcome.promoted > 0;
+        if (!outcome.more) break;
+      }
+    }
+    return moved;
+  }
+
+  /**
+   * The next look: the earliest lease deadline, or a scheduled run's promotion grace, mapped from
+   * the server's clock onto this process's, no later than the queue's cap and no sooner than
+   * LOOK_GAP_MS after this look.
+   */
+  private nextLook(queue: string, lookedAt: number, deadlines: QueueDeadlines): number {
+    const { serverNow, leaseDeadline, nextRunAt } = deadlines;
+    let next = lookedAt + this.capFor(queue);
+    // +1: a lease is expired once the server clock has passed its deadline.
+    if (leaseDeadline !== null) next = Math.min(next, lookedAt + (leaseDeadline - serverNow) + 1);
+    if (nextRunAt !== null) next = Math.min(next, lookedAt + (nextRunAt + PROMOTE_GRACE_MS - serverNow));
+    return Math.max(next, lookedAt + LOOK_GAP_MS);
+  }
+
+  /**
+   * The longest `queue` goes without a look: the reaper's interval, or the queue's lease when
+   * shorter, so a lease taken just after a look (by any process with this lease) is seen before it ends.
+   */
+  private capFor(queue: string): number {
+    return Math.min(this.intervalMs, this.queues.queueOptions(queue).leaseMs);
+  }
+
   /** One reap call on `queue`; what it took back is told to the observers. */
-  private async reap(queue: string, batch: number): Promise<ReapOutcome> {
+  private async reap(queue: string, batch: number) {
     const ctx = this.queues.context(queue);
     const outcome = await reapExpired(ctx, batch, this.queues.queueOptions(queue));
     if (outcome.toPending + outcome.toDead > 0) {
@@ -157,13 +272,13 @@ export class Reaper {
   }
 
   /**
-   * The schedules' safety net (QueueService.sweepSchedules): one EXISTS for a queue without
-   * schedules, else up to CALLS_PER_TICK chunks. Its errors are logged apart, so a schedule
-   * that cannot advance never stops promotion.
+   * The schedules' safety net (QueueService.sweepSchedules): up to CALLS_PER_LOOK chunks, for a
+   * queue the look found schedules on. Its errors are logged apart, so a schedule that cannot
+   * advance never stops promotion.
    */
   private async sweepSchedules(queue: string): Promise<void> {
     try {
-      await this.queues.sweepSchedules(queue, CALLS_PER_TICK);
+      await this.queues.sweepSchedules(queue, CALLS_PER_LOOK);
     } catch (error) {
       this.warn(error, `Schedules of queue ${queue}: ${(error as Error).message}`);
     }
@@ -171,71 +286,18 @@ export class Reaper {
 
   /**
    * Drops idle queues (QUEUE_IDLE_MS) from the registry and returns their names; the
-   * queues this process serves are never dropped. tick() runs it every PRUNE_EVERY_MS.
+   * queues this process serves are never dropped. The registry read runs it every PRUNE_EVERY_MS.
    */
   async prune(registered?: readonly string[]): Promise<string[]> {
     const served = new Set(this.served);
     const candidates = (registered ?? (await this.queues.listPhysicalQueues())).filter(
       (queue) => !served.has(queue),
     );
-    const pruned: string[] = [];
-    for (let start = 0; start < candidates.length; start += PRUNE_PARALLEL) {
-      const chunk = candidates.slice(start, start + PRUNE_PARALLEL);
-      await Promise.all(
-        chunk.map(async (queue) => {
-          try {
-            if (await this.pruneOne(queue)) {
-              pruned.push(queue);
-              this.formats.forget(queue);
-            }
-          } catch (error) {
-            if (this.isFull(error)) return; // (its MULTI of reads is refused too; checked next pass)
-            this.logger.warn(
-              `Reaper could not check queue ${queue} for idleness: ${(error as Error).message}`,
-            );
-          }
-        }),
-      );
+    const pruned = await this.pruner.prune(candidates);
+    for (const queue of pruned) {
+      this.formats.forget(queue);
+      this.agenda.drop(queue);
     }
-    if (pruned.length > 0) this.logger.log(`Dropped ${pruned.length} idle queue(s) from the registry`);
     return pruned;
-  }
-
-  private async pruneOne(queue: string): Promise<boolean> {
-    if (!(await this.isIdle(queue))) return false;
-    const redis = this.queues.context(queue).redis;
-    await redis.srem(queueRegistryKey(this.queues.settings.keyPrefix), queue);
-    // A job may have arrived between the check and the SREM, from a producer that
-    // registered the queue just before: look again, and put the name back if so.
-    if (await this.isIdle(queue)) return true;
-    await this.queues.reregister([queue]);
-    return false;
-  }
-
-  /**
-   * Empty in all four sets, not paused, and no event for QUEUE_IDLE_MS by the server's
-   * clock: one MULTI on the queue's own slot (the stream id starts with its server-time ms).
-   */
-  private async isIdle(queue: string): Promise<boolean> {
-    const { redis, keys } = this.queues.context(queue);
-    const values = await execAll(
-      redis
-        .multi()
-        .zcard(keys.pending)
-        .zcard(keys.active)
-        .zcard(keys.schedule)
-        .zcard(keys.dead)
-        .exists(keys.paused)
-        .xrevrange(keys.events, '+', '-', 'COUNT', 1)
-        .time(),
-      `The idleness check of queue ${queue}`,
-    );
-    const [pending, active, schedule, dead, paused] = values.slice(0, 5).map(Number);
-    if (pending + active + schedule + dead + paused > 0) return false;
-    const newest = (values[5] as [string, string[]][])[0];
-    if (!newest) return true;
-    const [seconds, micros] = values[6] as [string, string];
-    const nowMs = Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000);
-    return nowMs - Number(newest[0].split('-')[0]) >= QUEUE_IDLE_MS;
   }
 }
