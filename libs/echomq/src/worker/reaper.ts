@@ -172,7 +172,8 @@ export class Reaper {
       }
       const known = new Set([...this.served, ...registered]);
       const now = monotonicMs();
-      for (const queue of known) this.agenda.byAt(queue, now);
+      // A queue new to this reaper is looked at now; the others keep the look planned for them.
+      for (const queue of known) if (!this.agenda.has(queue)) this.agenda.set(queue, now);
       for (const queue of this.agenda.queues()) if (!known.has(queue)) this.agenda.drop(queue);
     } catch (error) {
       this.warn(error, `Reaper: ${(error as Error).message}`);
