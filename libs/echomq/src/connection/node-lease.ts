@@ -4,12 +4,15 @@ import { performance } from 'node:perf_hooks';
 import { RedisUnavailableError } from '../errors';
 import { LeasedSnowflakes, MAX_NODE, NodeLeaseLostError, type MintWindow } from '../ids';
 import { nodeLeaseKey } from '../keyspace';
-import type { ReplicaWait } from '../durability/replica-confirmer';
 import { ReplicatedRenewal } from '../durability/replicated-renewal';
 import { RedisCommandRefusedError, type RedisOutOfMemoryError } from '../redis-errors';
 import type { RedisClient } from '../scripts';
 import { typedOutOfMemory } from '../scripts/reply-errors';
 import { FullRedisNotice } from './full-redis-notice';
+import { ACQUIRE_LUA, RELEASE_LUA, RENEW_LUA } from './node-lease-scripts';
+import { REAL_TIMERS, type LeaseTimers, type NodeLeaseOptions } from './node-lease-options';
+
+export type { LeaseTimers, NodeLeaseOptions } from './node-lease-options';
 import { Tenure } from './node-tenure';
 
 /**
@@ -37,61 +40,6 @@ const WAITS_FOR_ROOM =
   'No node number is leased until there is room (SET NX grows memory), so this process mints no job ' +
   'ids: its enqueues and schedule upserts fail at once with REDIS_OUT_OF_MEMORY meanwhile; jobs are ' +
   'still claimed and completed, which frees room (a configured nodeId needs no lease)';
-
-/** Takes the node if free. Replies [1 if taken, server ms] (the time is what the new window is built on). */
-const ACQUIRE_LUA = `
-local taken = redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')
-local t = redis.call('TIME')
-return {taken and 1 or 0, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}`;
-/** Compare-and-expire. Replies [1 if still ours, server ms]; 0 means gone or someone else's: lost. */
-const RENEW_LUA = `
-local held = redis.call('GET', KEYS[1]) == ARGV[1]
-if held then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-local t = redis.call('TIME')
-return {held and 1 or 0, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}`;
-/** Compare-and-delete: never deletes a lease another process has taken since. */
-const RELEASE_LUA = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0`;
-
-/** Timers the lease runs on; injected so tests drive time instead of sleeping. */
-export interface LeaseTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const REAL_TIMERS: LeaseTimers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
-export interface NodeLeaseOptions {
-  readonly leaseMs?: number;
-  readonly marginMs?: number;
-  /** Default leaseMs / 4, so a healthy process renews several times inside each window. */
-  readonly renewEveryMs?: number;
-  /** The node tried first (otherwise a random one); after a loss, the lost node is tried first. */
-  readonly firstNode?: number;
-  /** Monotonic milliseconds; performance.now by default. Never the wall clock. */
-  readonly clock?: () => number;
-  readonly timers?: LeaseTimers;
-  readonly logger?: Pick<Logger, 'warn' | 'error'> & Partial<Pick<Logger, 'log' | 'debug'>>;
-  /** The module's keyPrefix: node numbers are leased among the processes sharing it. Default 'emq'. */
-  readonly keyPrefix?: string;
-  /**
-   * Durable writes (module option `durable`): a tenure's window opens only with a renewal that
-   * its replicas confirmed (WAIT), so a failover cannot bring back an older holder's token.
-   */
-  readonly durable?: ReplicaWait;
-  /**
-   * A tenure that minted nothing for this long is given back, and renewals stop until the next
-   * mint asks for a node again (ready). Unset: kept while the process runs. A process that never
-   * mints (a worker that enqueues nothing) then costs Redis no renewals at all.
-   */
-  readonly idleReleaseMs?: number;
-}
 
 /**
  * Leases a Snowflake node number from Redis (`<prefix>:node:<n>`, SET NX with a TTL) and keeps the
