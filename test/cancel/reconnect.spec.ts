@@ -30,13 +30,19 @@ let proxy: FaultProxy;
 let connections: Connections;
 let watch: CancelWatch;
 
-/** RedisConnections that let the test see each blocking client it opens (to count its reconnects). */
+/**
+ * RedisConnections that let the test see each blocking client it opens, to count the reader's
+ * tries to reach Redis: a reconnect of a client, or a fresh client (a blocked read is given up,
+ * and its client dropped, when the command connection closes).
+ */
 class Connections extends RedisConnections {
   readonly opened: RedisClient[] = [];
+  onOpen?: (client: RedisClient) => void;
 
   override createBlockingClient(...args: Parameters<RedisConnections['createBlockingClient']>): RedisClient {
     const client = super.createBlockingClient(...args);
     this.opened.push(client);
+    this.onOpen?.(client);
     return client;
   }
 }
@@ -83,11 +89,15 @@ describe('the cancel reader after an outage', () => {
     // The outage: connecting is refused (ECONNREFUSED) and every open connection is reset.
     const tries = deferred();
     let reconnects = 0;
-    for (const client of connections.opened) {
-      client.on('reconnecting', () => {
-        if (++reconnects === TRIES_BEFORE_HEAL) tries.resolve();
-      });
-    }
+    const tried = (): void => {
+      if (++reconnects === TRIES_BEFORE_HEAL) tries.resolve();
+    };
+    const follow = (client: RedisClient): void => void client.on('reconnecting', tried);
+    for (const client of connections.opened) follow(client);
+    connections.onOpen = (client) => {
+      tried();
+      follow(client);
+    };
     const outageStart = Date.now();
     await proxy.refuseNew(true);
     proxy.closeAll();

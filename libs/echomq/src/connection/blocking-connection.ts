@@ -15,6 +15,8 @@ const STUCK = Symbol('stuck');
  */
 export class BlockingConnection {
   private client?: RedisClient;
+  /** Fails the read in progress (set while one runs). */
+  private endRead?: (error: Error) => void;
 
   constructor(
     private readonly connections: RedisConnections,
@@ -37,10 +39,13 @@ export class BlockingConnection {
     const stuck = new Promise<typeof STUCK>((resolve) => {
       timer = setTimeout(() => resolve(STUCK), blockMs + WATCHDOG_GRACE_MS);
     });
-    // The command connection closing (silent, or Redis gone) ends the wait at once: its read fails.
+    // reset() ends the read at once, failed, with its own rejection rather than the client's: a
+    // client still connecting may hold the read unsettled. So does the command connection
+    // closing (silent, or Redis gone).
+    const ended = new Promise<never>((_, reject) => (this.endRead = reject));
     const unwatch = this.connections.onCommandLost(() => this.reset());
     try {
-      const outcome = await Promise.race([command(client), stuck]);
+      const outcome = await Promise.race([command(client), stuck, ended]);
       if (outcome !== STUCK) return outcome;
       this.reset();
       return undefined;
@@ -50,11 +55,14 @@ export class BlockingConnection {
     } finally {
       clearTimeout(timer);
       unwatch();
+      this.endRead = undefined;
     }
   }
 
   /** Closes the connection; a command in progress fails at once. */
   reset(): void {
+    this.endRead?.(new Error('The blocking connection was closed: the read is given up'));
+    this.endRead = undefined;
     if (this.client) {
       this.connections.release(this.client);
       this.client = undefined;
