@@ -250,7 +250,7 @@ describe('module, queue and processor options', () => {
       shutdownGraceMs: 10_000,
       commandTimeoutMs: 5_000,
       replayWindowMs: 60_000,
-      reaperIntervalMs: 1_000,
+      reaperIntervalMs: 30_000,
       reaperBatch: 500,
       tracing: false,
     });

@@ -1,4 +1,4 @@
-import { BASE62_WIDTH, decodeBase62, encodeBase62, encodeBase62Parts } from './base62';
+import { BASE62_WIDTH, decodeBase62, encodeBase62, encodeBase62Parts, isBase62 } from './base62';
 import { PARTITION_TAGS, snowflakeParts, type SnowflakeParts, type SnowflakeSource } from './snowflake';
 
 /**
@@ -16,9 +16,18 @@ export class BrandedId<Brand extends string = string> {
     this.length = brand.length + BASE62_WIDTH;
   }
 
-  /** Total: any input, never throws. True only for this brand + a valid 64-bit Base62 body. */
+  /**
+   * Total: any input, never throws. True only for this brand + a valid 64-bit Base62 body.
+   * Checked without decoding (isBase62): every key built from an id and every id an enqueue
+   * sends passes through here.
+   */
   valid(candidate: unknown): candidate is string {
-    return this.decode(candidate) !== undefined;
+    return (
+      typeof candidate === 'string' &&
+      candidate.length === this.length &&
+      candidate.startsWith(this.brand) &&
+      isBase62(candidate.slice(this.brand.length))
+    );
   }
 
   /** The Snowflake inside an id, or undefined when the id is not valid. */

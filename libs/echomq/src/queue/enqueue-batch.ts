@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../errors';
 import type { EnqueueOutcome } from '../scripts';
 import { ENQUEUE_MANY_MAX } from '../scripts/limits';
 import { isKeyed } from './dedupe-options';
-import { checkEnqueueItem, type JobToEnqueue } from './enqueue-options';
+import { checkEnqueueItem, type JobPlace, type JobToEnqueue } from './enqueue-options';
 
 /** Where some items of a batch go: the queue's context and the partition tag their ids carry. */
 export interface EnqueueGroup {
@@ -26,7 +26,7 @@ export function checkBatch<T>(jobs: readonly JobToEnqueue<T>[]): void {
     );
   }
   // Before isKeyed or a schema reads a field of an item that may not be an object.
-  jobs.forEach((job, index) => checkEnqueueItem(job, `jobs[${index}]`));
+  for (let index = 0; index < jobs.length; index++) checkEnqueueItem(jobs[index], index);
   const keyed = jobs.findIndex(isKeyed);
   if (keyed >= 0) {
     throw new InvalidArgumentError(
@@ -37,9 +37,9 @@ export function checkBatch<T>(jobs: readonly JobToEnqueue<T>[]): void {
   }
 }
 
-/** How an item's name reads in a refusal: `jobs[3]` in a batch of several, nothing for one job. */
-export function itemNames(batchSize: number, items: readonly number[]): string[] {
-  return items.map((index) => (batchSize > 1 ? `jobs[${index}]` : ''));
+/** How an item is named in a refusal: `jobs[3]` in a batch of several, nothing for one job. */
+export function itemPlace(batchSize: number, index: number): JobPlace {
+  return batchSize > 1 ? index : '';
 }
 
 export function outcomeOf(outcome: EnqueueOutcome): 'created' | 'matched' {

@@ -8,11 +8,23 @@ import { repeatUntilKnown } from '../scripts/repeat';
 import { newRequestId } from '../scripts/request-id';
 import { monotonicMs } from '../monotonic';
 
-/** Payload bytes of one caller's jobs (what bounds a merged call's size on the wire). */
+/** Payload bytes of one caller's jobs, exactly (what bounds a call's size on the wire). */
 export function payloadBytes(records: readonly NewJobRecord[]): number {
   let bytes = 0;
   for (const record of records) bytes += Buffer.byteLength(record.data);
   return bytes;
+}
+
+/**
+ * At most how many payload bytes one caller's jobs carry, without encoding them: UTF-8 takes at
+ * most 3 bytes per UTF-16 unit. A bound, not a count: it decides only when merged calls stop
+ * growing (a caller's own call was measured exactly before it came here), and a payload is
+ * rarely large enough for the difference to split a merge.
+ */
+export function payloadBytesAtMost(records: readonly NewJobRecord[]): number {
+  let units = 0;
+  for (const record of records) units += record.data.length;
+  return units * 3;
 }
 
 type GroupOutcome = EnqueueOutcome[] | EchoMqError;
@@ -49,7 +61,7 @@ export class EnqueueBatcher {
         maxInFlight: 4,
         size: (records) => records.length,
         maxWeight: ENQUEUE_CALL_MAX_BYTES,
-        weight: payloadBytes,
+        weight: payloadBytesAtMost,
       },
     );
   }

@@ -1,16 +1,24 @@
-import { describeValue, InvalidArgumentError, InvalidOptionError, PayloadTooLargeError } from '../errors';
-import { jsonText } from '../json';
-import {
-  assertIdempotencyKey,
-  assertLaneName,
-  assertPriority,
-  DEFAULT_LANE,
-  DEFAULT_PRIORITY,
-} from '../keyspace';
-import { optionsOf, refusalDetail } from '../option-checks';
+import { InvalidArgumentError } from '../errors';
+import { DEFAULT_LANE, DEFAULT_PRIORITY } from '../keyspace';
+import { optionsOf } from '../option-checks';
 import type { NewJobRecord } from '../scripts';
 import type { DebounceOptions, ThrottleOptions } from './dedupe-options';
-import { assertBackoff, QUEUE_OPTION_RANGES, type BackoffPolicy } from './queue-options';
+import {
+  checkedIdempotencyKey,
+  checkedLane,
+  checkedOwnLimit,
+  checkedPriority,
+  fieldPath,
+  isNonNegativeInteger,
+  placeName,
+  refusedValue,
+  serialiseBackoff,
+  serialisePayload,
+  type JobPlace,
+} from './job-fields';
+import type { BackoffPolicy } from './queue-options';
+
+export { serialiseBackoff, serialisePayload, type JobPlace } from './job-fields';
 
 /** A backoff a job can carry: it is stored on the job's row, so it is data, not a function. */
 export type JobBackoffPolicy = Extract<BackoffPolicy, { readonly type: 'fixed' | 'exponential' }>;
@@ -67,6 +75,9 @@ export interface JobToEnqueue<T = unknown> extends EnqueueOptions {
 
 const NAME_MAX = 128;
 
+/** A record being put together: its optional settings are added one by one. */
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
 /** Every enqueue option, typed against EnqueueOptions so that a new option cannot be left out. */
 const OPTION_KEY_SET: { readonly [K in keyof Required<EnqueueOptions>]: true } = {
   name: true,
@@ -86,22 +97,6 @@ const OPTION_KEY_SET: { readonly [K in keyof Required<EnqueueOptions>]: true } =
 export const ENQUEUE_OPTION_KEYS = Object.keys(OPTION_KEY_SET) as readonly (keyof EnqueueOptions)[];
 const JOB_KEYS: readonly string[] = ['data', ...ENQUEUE_OPTION_KEYS];
 
-function isNonNegativeInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-}
-
-/**
- * A field's name in a refusal: `lane`, or `jobs[3].lane` for an item of an enqueueMany of
- * several jobs (`at` is then `jobs[3]`), so the caller knows which job to fix.
- */
-function fieldPath(at: string, field: string): string {
-  return at === '' ? field : `${at}.${field}`;
-}
-
-function refusedValue(at: string, field: string, rule: string, value: unknown): InvalidArgumentError {
-  return new InvalidArgumentError(`${fieldPath(at, field)} must be ${rule}, got ${describeValue(value)}`);
-}
-
 /**
  * The options of enqueue and submit: undefined (none) or a plain object of enqueue options.
  * Anything else (null, a number, an array, a function, an unknown key such as a misspelt
@@ -117,60 +112,11 @@ export function checkEnqueueOptions(options: unknown, what = 'enqueue options'):
  * `data` and enqueue options, else InvalidArgumentError. A missing job (undefined) is refused
  * too: in a list of jobs it is a hole, not "no options".
  */
-export function checkEnqueueItem(job: unknown, at: string): JobToEnqueue {
-  const what = at === '' ? 'the job' : at;
+export function checkEnqueueItem(job: unknown, at: JobPlace): JobToEnqueue {
+  const place = placeName(at);
+  const what = place === '' ? 'the job' : place;
   if (job === undefined) throw new InvalidArgumentError(`${what} must be an object, got undefined`);
   return optionsOf(job as JobToEnqueue, JOB_KEYS, what) as JobToEnqueue;
-}
-
-export function serialisePayload(data: unknown, limitBytes: number, at = ''): string {
-  const text = jsonText(
-    data === undefined ? null : data,
-    (reason) => new InvalidArgumentError(`${fieldPath(at, 'data')} must be JSON-serialisable: ${reason}`),
-  );
-  const bytes = Buffer.byteLength(text);
-  if (bytes > limitBytes) throw new PayloadTooLargeError(bytes, limitBytes);
-  return text;
-}
-
-function customRefused(option: string): InvalidArgumentError {
-  return new InvalidArgumentError(
-    `${option}: a custom backoff function cannot be stored with a job; give a fixed or exponential ` +
-      "policy, or set the function on the @Processor or in the queue's options",
-  );
-}
-
-/**
- * The job's own backoff as the JSON its row keeps, checked with the ranges of the queue
- * option (as InvalidArgumentError, like every enqueue option); '' when it has none. Only the
- * policy's own fields are kept: nothing else of the object reaches Redis.
- */
-export function serialiseBackoff(value: unknown, option = 'backoff'): string {
-  if (value === undefined) return '';
-  if (typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'custom') {
-    throw customRefused(option);
-  }
-  let policy: BackoffPolicy;
-  try {
-    policy = assertBackoff(value, option);
-  } catch (error) {
-    // Named as an argument ("backoff.delayMs must be ..."), not as a boot option.
-    if (error instanceof InvalidOptionError) {
-      throw new InvalidArgumentError(`${error.option} ${refusalDetail(error)}`);
-    }
-    throw error;
-  }
-  switch (policy.type) {
-    case 'fixed':
-      return JSON.stringify({ type: 'fixed', delayMs: policy.delayMs });
-    case 'exponential': {
-      // JSON leaves out the fields that are undefined (their defaults apply when read).
-      const { delayMs, maxDelayMs, jitter } = policy;
-      return JSON.stringify({ type: 'exponential', delayMs, maxDelayMs, jitter });
-    }
-    default:
-      throw customRefused(option);
-  }
 }
 
 /**
@@ -185,22 +131,15 @@ export function buildJobRecord(
   id: string,
   job: JobToEnqueue,
   payloadLimitBytes: number,
-  at = '',
+  at: JobPlace = '',
 ): NewJobRecord {
   checkEnqueueItem(job, at);
   const name = job.name === undefined ? '' : job.name;
   if (typeof name !== 'string' || name.length > NAME_MAX) {
     throw refusedValue(at, 'name', `a string of at most ${NAME_MAX} characters`, name);
   }
-  const { min, max } = QUEUE_OPTION_RANGES.maxAttempts;
-  const maxAttempts = job.maxAttempts;
-  if (
-    maxAttempts !== undefined &&
-    (!isNonNegativeInteger(maxAttempts) || maxAttempts < min || maxAttempts > max)
-  ) {
-    throw refusedValue(at, 'maxAttempts', `an integer from ${min} to ${max}`, maxAttempts);
-  }
-  const backoff = serialiseBackoff(job.backoff, fieldPath(at, 'backoff'));
+  const maxAttempts = checkedOwnLimit(job.maxAttempts, 'maxAttempts', at);
+  const backoff = job.backoff === undefined ? '' : serialiseBackoff(job.backoff, fieldPath(at, 'backoff'));
   const delayMs = job.delayMs === undefined ? 0 : job.delayMs;
   if (!isNonNegativeInteger(delayMs)) throw refusedValue(at, 'delayMs', 'a non-negative integer', delayMs);
   let runAtMs = 0;
@@ -212,46 +151,23 @@ export function buildJobRecord(
   }
   const idempotencyKey =
     job.idempotencyKey === undefined ? '' : checkedIdempotencyKey(job.idempotencyKey, at);
-  const flow = flowFields(job, at);
-  return {
+  const lane = checkedLane(job.lane, at);
+  const priority = checkedPriority(job.priority, at);
+  const timeoutMs = checkedOwnLimit(job.timeoutMs, 'timeoutMs', at);
+  // One object of one shape for a job with no settings of its own (the common case); a setting
+  // is added only when the job has it, so a plain job's row is written as before it existed.
+  const record: Writable<NewJobRecord> = {
     id,
     data: serialisePayload(job.data, payloadLimitBytes, at),
     name,
-    ...(maxAttempts === undefined ? {} : { maxAttempts }),
-    ...(backoff === '' ? {} : { backoff }),
     delayMs: runAtMs > 0 ? 0 : delayMs,
     runAtMs,
     idempotencyKey,
-    ...flow,
   };
-}
-
-/** The keyspace's own check (its message says the rule), naming the job when there are several. */
-function checkedIdempotencyKey(key: unknown, at: string): string {
-  try {
-    return assertIdempotencyKey(key);
-  } catch (error) {
-    if (at === '' || !(error instanceof InvalidArgumentError)) throw error;
-    throw new InvalidArgumentError(`${fieldPath(at, 'idempotencyKey')}: ${error.message}`);
-  }
-}
-
-/**
- * The job's lane, priority and own timeout, checked; each is left out when it is the
- * default, so the row of a job that uses none of them is written as before they existed.
- */
-function flowFields(job: EnqueueOptions, at: string): Pick<NewJobRecord, 'lane' | 'priority' | 'timeoutMs'> {
-  const lane = job.lane === undefined ? DEFAULT_LANE : assertLaneName(job.lane, fieldPath(at, 'lane'));
-  const priority =
-    job.priority === undefined ? DEFAULT_PRIORITY : assertPriority(job.priority, fieldPath(at, 'priority'));
-  const { min, max } = QUEUE_OPTION_RANGES.timeoutMs;
-  const timeoutMs = job.timeoutMs;
-  if (timeoutMs !== undefined && (!isNonNegativeInteger(timeoutMs) || timeoutMs < min || timeoutMs > max)) {
-    throw refusedValue(at, 'timeoutMs', `an integer from ${min} to ${max}`, timeoutMs);
-  }
-  return {
-    ...(lane === DEFAULT_LANE ? {} : { lane }),
-    ...(priority === DEFAULT_PRIORITY ? {} : { priority }),
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-  };
+  if (maxAttempts !== undefined) record.maxAttempts = maxAttempts;
+  if (backoff !== '') record.backoff = backoff;
+  if (lane !== DEFAULT_LANE) record.lane = lane;
+  if (priority !== DEFAULT_PRIORITY) record.priority = priority;
+  if (timeoutMs !== undefined) record.timeoutMs = timeoutMs;
+  return record;
 }

@@ -44,24 +44,35 @@ export interface EnqueueOutcome {
 
 type GroupReply = ['OK', ...(string | number)[]] | ['EMQ_EXISTS', string];
 
-/** Values per job in the script's ARGV (see the header of enqueue.lua.ts). */
-const ARGS_PER_JOB = 12;
+/** A number as the text Redis receives ('0' for the common none, without a conversion). */
+function numberArg(value: number): string {
+  return value === 0 ? '0' : String(value);
+}
 
-function jobArguments(job: NewJobRecord): (string | number)[] {
-  return [
+/**
+ * Appends one job's 12 ARGV values to `args` (see the header of enqueue.lua.ts), checking
+ * what goes into keys (the id, the idempotency key, the lane, the level) so a malformed one
+ * throws before anything is sent. Everything goes as text, which ioredis writes as it is.
+ */
+function pushJobArguments(args: string[], job: NewJobRecord): void {
+  assertJobId(job.id);
+  if (job.idempotencyKey !== '') assertIdempotencyKey(job.idempotencyKey);
+  const { lane } = job;
+  const laneArg = lane === undefined || lane === '' || lane === DEFAULT_LANE ? '' : assertLaneName(lane);
+  args.push(
     job.id,
     job.data,
     job.name,
-    job.maxAttempts ?? '',
-    job.delayMs,
-    job.runAtMs,
+    job.maxAttempts === undefined ? '' : String(job.maxAttempts),
+    numberArg(job.delayMs),
+    numberArg(job.runAtMs),
     job.idempotencyKey,
     job.backoff ?? '',
-    job.lane === undefined || job.lane === DEFAULT_LANE ? '' : job.lane,
-    job.priority ?? '',
-    job.timeoutMs ?? '',
+    laneArg,
+    job.priority === undefined ? '' : String(assertPriority(job.priority)),
+    job.timeoutMs === undefined ? '' : String(job.timeoutMs),
     job.traceContext ?? '',
-  ];
+  );
 }
 
 /**
@@ -78,38 +89,33 @@ export async function enqueueGroups(
 ): Promise<(EnqueueOutcome[] | EchoMqError)[]> {
   if (groups.length === 0) return [];
   const { keys } = ctx;
-  const sizes: number[] = [];
-  const jobArgs: (string | number)[] = [];
+  const sizes: string[] = [];
+  let total = 0;
   for (const group of groups) {
     if (group.length === 0) throw new InvalidArgumentError('An enqueue group holds at least one job');
-    sizes.push(group.length);
-    for (const job of group) {
-      assertJobId(job.id);
-      if (job.idempotencyKey !== '') assertIdempotencyKey(job.idempotencyKey);
-      if (job.lane !== undefined && job.lane !== '') assertLaneName(job.lane);
-      if (job.priority !== undefined) assertPriority(job.priority);
-      jobArgs.push(...jobArguments(job));
-    }
+    sizes.push(String(group.length));
+    total += group.length;
   }
-  if (jobArgs.length / ARGS_PER_JOB > ENQUEUE_MANY_MAX) {
+  if (total > ENQUEUE_MANY_MAX) {
     throw new InvalidArgumentError(`One enqueue call carries at most ${ENQUEUE_MANY_MAX} jobs`);
   }
+  const args: string[] = [
+    keys.jobPrefix,
+    keys.idempotencyPrefix,
+    String(ctx.eventsMaxLen),
+    String(idempotencyTtlMs),
+    String(replayWindow(ctx)),
+    String(groups.length),
+    ...sizes,
+  ];
+  for (const group of groups) for (const job of group) pushJobArguments(args, job);
   let reply: GroupReply[];
   try {
     reply = (await runScript(
       ctx,
       'emqEnqueue',
       [keys.fence, keys.reply(requestId), keys.pending, keys.schedule, keys.metrics, keys.events, keys.wake],
-      [
-        keys.jobPrefix,
-        keys.idempotencyPrefix,
-        ctx.eventsMaxLen,
-        idempotencyTtlMs,
-        replayWindow(ctx),
-        groups.length,
-        ...sizes,
-        ...jobArgs,
-      ],
+      args,
     )) as GroupReply[];
   } catch (error) {
     translateReplyError(error, groups[0][0].id);

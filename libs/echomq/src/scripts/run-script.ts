@@ -2,6 +2,7 @@ import { InvalidArgumentError, OutcomeUnknownError, RedisUnavailableError } from
 import type { ScriptContext } from './context';
 import type { RedisClient, ScriptName } from './registry';
 import { typedOutOfMemory } from './reply-errors';
+import { sendScript } from './script-command';
 import { monotonicMs } from '../monotonic';
 
 /**
@@ -51,7 +52,9 @@ function typed(error: unknown, name: string, redis: RedisClient): unknown {
 /**
  * Runs one transition script: the only way wrappers reach Redis. Script refusals (EMQ_*
  * replies) are left for the wrapper to translate; connection failures arrive typed
- * (OutcomeUnknownError, RedisUnavailableError); a cluster migration delays the call.
+ * (OutcomeUnknownError, RedisUnavailableError); a cluster migration delays the call. The call
+ * is written by sendScript, which costs this process far less per value than ioredis's own
+ * script commands (a merged enqueue sends 12 values per job).
  */
 export async function runScript(
   ctx: ScriptContext,
@@ -62,7 +65,7 @@ export async function runScript(
   const started = monotonicMs();
   for (let attempt = 1; ; attempt++) {
     try {
-      return await ctx.redis[name](...keys, ...args);
+      return await sendScript(ctx.redis, name, keys, args);
     } catch (error) {
       if (!refusedDuringMigration(error)) throw typed(error, name, ctx.redis);
       const waited = monotonicMs() - started;

@@ -1,6 +1,5 @@
 import type { JobId } from '../../ids';
 import type { EnqueueResult } from '../dedupe-options';
-import { isKeyed } from '../dedupe-options';
 import { checkEnqueueOptions, type EnqueueOptions, type JobToEnqueue } from '../enqueue-options';
 import type { Enqueuer } from '../enqueuer';
 import { planEnqueue, targetFor } from '../partitions/enqueue-plan';
@@ -23,10 +22,8 @@ export abstract class EnqueueSurface extends EventSurface {
    * idempotency key, debounce or throttle that matched, the existing job's (submit says which).
    */
   async enqueue<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<JobId> {
-    checkEnqueueOptions(options);
-    if (isKeyed(options)) return (await this.submit(queue, data, options)).id;
-    const [id] = await this.enqueueMany(queue, [{ ...options, data }]);
-    return id;
+    // One job is what submit enqueues, without the batch an enqueueMany would make of it.
+    return (await this.submit(queue, data, options)).id;
   }
 
   /**
@@ -38,10 +35,11 @@ export abstract class EnqueueSurface extends EventSurface {
   async submit<T>(queue: string, data: T, options: EnqueueOptions = {}): Promise<EnqueueResult> {
     checkEnqueueOptions(options);
     const target = targetFor(await this.writeLayout(queue), options, this.turns);
+    // The repeat window is taken only by a keyed job, the one kind whose call is repeated here.
     return this.enqueuer.submit(
       this.context(target.queue),
       { ...options, data },
-      this.repeatOnce(),
+      () => this.repeatOnce(),
       target.tag,
     );
   }
