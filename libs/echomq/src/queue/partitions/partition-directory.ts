@@ -38,6 +38,8 @@ export class PartitionDirectory {
   /** Queues whose recorded count a read found missing or changed: recorded again at their next use. */
   private readonly repairs = new Set<string>();
 
+  private readonly layouts = new Map<string, { count: number; most: number; layout: PartitionLayout }>();
+
   constructor(
     private readonly redis: () => RedisClient,
     private readonly keyPrefix: string,
@@ -57,7 +59,8 @@ export class PartitionDirectory {
     if (parsed?.partition !== undefined) return directLayout(queue);
     assertQueueName(queue);
     // The read first: one that finds this process's count missing or changed has it recorded again now.
-    await this.fresh();
+    // (Checked here too: a fresh copy, the usual case on an enqueue, then costs no await.)
+    if (monotonicMs() - this.readAt >= this.refreshMs) await this.fresh();
     const declared = this.declared(queue);
     if (declared !== undefined && this.declaredHere.get(queue) !== declared) {
       await this.record(queue, declared);
@@ -94,7 +97,13 @@ export class PartitionDirectory {
   knownLayout(queue: string): PartitionLayout {
     const recorded = this.recorded.get(queue);
     const count = this.declared(queue) ?? recorded?.count ?? 1;
-    return partitionLayout(queue, count, recorded?.most ?? count);
+    const most = recorded?.most ?? count;
+    // One object per queue while its counts stay: every enqueue asks, and the layout is read only.
+    const cached = this.layouts.get(queue);
+    if (cached && cached.count === count && cached.most === most) return cached.layout;
+    const layout = partitionLayout(queue, count, most);
+    this.layouts.set(queue, { count, most, layout });
+    return layout;
   }
 
   /** Forgets what this process recorded, so the next use records the declared count again (obliterate). */
