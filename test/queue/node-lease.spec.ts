@@ -296,43 +296,41 @@ describe('the node lease', () => {
     }
   });
 
-  it('gives an idle tenure back after idleReleaseMs without a mint, and the next ready() leases the same node again', async () => {
+  it('parks an idle tenure after idleParkMs without a mint, and the next ready() renews the same tenure', async () => {
     const node = randomNode();
     const time = new ManualTime(0);
-    const lease = leaseOn(client(), time, { firstNode: node, idleReleaseMs: 3 * LEASE_MS });
+    const parkedTtlMs = 60_000;
+    const redis = client();
+    const lease = leaseOn(redis, time, { firstNode: node, idleParkMs: 3 * LEASE_MS, parkedTtlMs });
     await lease.acquire();
     await openWindow(lease, time);
     const before = mintUpTo(lease, 10);
     expect(before).toHaveLength(10);
+    const floor = lease.window()!.floorMs;
 
-    // Renewals go on while the last mint is recent; past idleReleaseMs the timer gives the node back.
+    // Renewals go on while the last mint is recent (the key's TTL stays within one lease).
     const renewEvery = LEASE_MS / 4;
-    for (let step = 0; step < 8; step++) {
+    const step = async (): Promise<void> => {
       time.set(time.now + renewEvery);
       time.runDue();
-      await sleep(1);
-    }
-    expect(lease.node).toBe(node); // 2 lease periods after the last mint: still held
-    for (let step = 0; step < 8 && lease.node !== undefined; step++) {
-      time.set(time.now + renewEvery);
-      time.runDue();
-      await sleep(1);
-    }
-    expect(lease.node).toBeUndefined();
-    expect(refusalOf(lease)).toBe('not-held');
-    // The key is deleted (compare-and-delete), so another process could take the node now.
-    for (let tries = 0; (await client().exists(nodeLeaseKey(node))) === 1; tries++) {
-      expect(tries).toBeLessThan(100);
-      await sleep(10);
-    }
+      await sleep(5);
+    };
+    for (let i = 0; i < 8; i++) await step();
+    expect(await redis.pttl(nodeLeaseKey(node))).toBeLessThanOrEqual(LEASE_MS);
+    // Past idleParkMs: one renewal with the parked TTL, and none after it.
+    for (let i = 0; i < 8; i++) await step();
+    const parkedTtl = await redis.pttl(nodeLeaseKey(node));
+    expect(parkedTtl).toBeGreaterThan(LEASE_MS);
+    expect(parkedTtl).toBeLessThanOrEqual(parkedTtlMs);
+    for (let i = 0; i < 8; i++) await step();
+    expect(await redis.pttl(nodeLeaseKey(node))).toBeLessThan(parkedTtl); // not renewed since
+    expect(refusalOf(lease)).toBe('unconfirmed');
 
-    // No timer runs any more: an idle, released lease sends nothing until a mint asks.
-    time.set(time.now + 10 * LEASE_MS);
-    time.runDue();
-    expect(lease.node).toBeUndefined();
-
+    // The next mint's wait renews the same tenure: same node, same floor, ids after the earlier ones.
     await lease.ready(60_000);
     expect(lease.node).toBe(node);
+    expect(lease.window()!.floorMs).toBe(floor);
+    expect(await redis.pttl(nodeLeaseKey(node))).toBeLessThanOrEqual(LEASE_MS);
     const after = mintUpTo(lease, 10);
     expect(after).toHaveLength(10);
     expect(minOf(after) > maxOf(before)).toBe(true);

@@ -31,9 +31,11 @@ export interface NodeLeaseOptions {
    */
   readonly durable?: ReplicaWait;
   /**
-   * A tenure that minted nothing for this long is given back, and renewals stop until the next
-   * mint asks for a node again (ready). Unset: kept while the process runs. A process that never
-   * mints (a worker that enqueues nothing) then costs Redis no renewals at all.
+   * A tenure that minted nothing for this long is parked: renewed once with parkedTtlMs, then only
+   * every half of that, until the next mint renews it as usual. Unset: renewed every renewEveryMs
+   * while the process runs. A process that rarely mints (a worker) then costs Redis no renewals.
    */
-  readonly idleReleaseMs?: number;
+  readonly idleParkMs?: number;
+  /** The TTL of a parked tenure's key (default NODE_LEASE_PARKED_TTL_MS, 10 minutes). */
+  readonly parkedTtlMs?: number;
 }

@@ -21,11 +21,17 @@ import { Tenure } from './node-tenure';
  */
 export const NODE_LEASE_MS = 2_000;
 /**
- * How long the module's lease is kept without a mint before it is given back (idleReleaseMs): a
- * worker that enqueues nothing stops renewing a minute after its last id, and holds no node at all
- * when it never mints. Taking one again costs the next enqueue two round trips.
+ * How long the module's lease goes without a mint before it is parked (idleParkMs): one renewal
+ * with the long PARKED_TTL_MS, then none but a re-park every half of it, so a worker that enqueues
+ * nothing costs Redis next to nothing. The next mint renews it as usual first (one round trip),
+ * on the same tenure: its ids keep the server's time, where a fresh tenure's would run a window ahead.
  */
-export const NODE_LEASE_IDLE_RELEASE_MS = 60_000;
+export const NODE_LEASE_IDLE_PARK_MS = 10_000;
+/**
+ * TTL of a parked lease's key. A parked holder mints nothing until a renewal confirms it again,
+ * so the long TTL only keeps the node from others; a crashed process's node is free after it.
+ */
+export const NODE_LEASE_PARKED_TTL_MS = 10 * 60_000;
 /** Kept back from each window for clock-rate drift on this host and clock skew between Redis hosts. */
 export const NODE_LEASE_MARGIN_MS = 200;
 /**
@@ -68,6 +74,8 @@ export class NodeLease {
   private acquiring?: Promise<void>;
   /** Whether the last renewal failed (no reply): a waiting mint then leaves renewals to the timer. */
   private renewFailed = false;
+  /** Parked: idle, renewed with the long TTL only; the next mint's renewal unparks it. */
+  private parked = false;
   private renewing?: { readonly tenure: Tenure; readonly sentAt: number; readonly done: Promise<void> };
   private renewTimer?: unknown;
   /** After a loss, the lost node is tried first: taking it back keeps the process's ids on one node. */
@@ -178,7 +186,9 @@ export class NodeLease {
         // A window not open yet or used up is lifted by a renewal: ask for one now rather than at
         // the next timer (renew() shares one in flight), so a mint waits a round trip or two.
         // After a failed renewal (Redis not answering) the timer's pace is kept.
-        if (this.tenure && (blocker === 'waiting' || blocker === 'exhausted') && !this.renewFailed) {
+        const renewable =
+          blocker === 'waiting' || blocker === 'exhausted' || (blocker === 'unconfirmed' && this.parked);
+        if (this.tenure && renewable && !this.renewFailed) {
           void this.renew();
         }
         // Look again at the deadline or after a renewal interval; every change of tenure or
@@ -266,11 +276,11 @@ export class NodeLease {
     return false;
   }
 
-  private async sendRenewal(tenure: Tenure, sentAt: number): Promise<void> {
+  private async sendRenewal(tenure: Tenure, sentAt: number, ttlMs = this.leaseMs): Promise<void> {
     let reply: unknown;
     try {
       reply = tenure.replicated
-        ? await this.redis.eval(RENEW_LUA, 1, this.key(tenure.node), tenure.token, this.leaseMs)
+        ? await this.redis.eval(RENEW_LUA, 1, this.key(tenure.node), tenure.token, ttlMs)
         : await this.confirmReplicated(tenure);
       if (reply === undefined) {
         this.renewFailed = true; // held but not confirmed by the replicas yet: the timer asks again
@@ -301,6 +311,10 @@ export class NodeLease {
     const [held, serverMs] = reply as [number, number];
     if (held === 1) {
       tenure.confirm(sentAt, this.clock(), serverMs);
+      if (ttlMs === this.leaseMs && this.parked) {
+        this.parked = false; // a mint asked: renewals go on at their usual pace
+        this.scheduleRenewal();
+      }
       this.changed();
       return;
     }
@@ -343,7 +357,7 @@ export class NodeLease {
     this.renewTimer = this.timers.setTimeout(
       () => {
         if (!this.tenure || this.closed) return;
-        if (this.idleTooLong()) return void this.giveUpIdle(this.tenure);
+        if (this.idleTooLong()) return this.park(this.tenure);
         void this.renew();
         this.scheduleRenewal();
       },
@@ -357,20 +371,27 @@ export class NodeLease {
     return last !== undefined && this.clock() - last < ms;
   }
 
-  /** Whether the tenure has gone idleReleaseMs without a mint (counted from when it was taken). */
+  /** Whether the tenure has gone idleParkMs without a mint (counted from when it was taken). */
   private idleTooLong(): boolean {
-    const idleMs = this.options.idleReleaseMs;
-    if (idleMs === undefined) return false;
+    const idleMs = this.options.idleParkMs;
+    // A durable tenure not confirmed by its replicas yet keeps renewing until it is.
+    if (idleMs === undefined || !this.tenure?.replicated) return false;
     const since = Math.max(this.heldSince, this.snowflakes.lastMintAt ?? -Infinity);
     return this.clock() - since >= idleMs;
   }
 
-  /** Gives an idle tenure back; the next mint leases a node again, this one first (see ready). */
-  private async giveUpIdle(tenure: Tenure): Promise<void> {
-    this.tenure = undefined;
-    this.retakeNode = tenure.node;
-    this.changed();
-    await this.giveBack(tenure);
+  /**
+   * Parks an idle tenure: one renewal with the parked TTL, then a re-park every half of it while
+   * nothing mints. The window closes at its local deadline as after any renewal, so nothing is
+   * minted until ready() asks for a usual renewal, which unparks it (see sendRenewal).
+   */
+  private park(tenure: Tenure): void {
+    this.parked = true;
+    const parkedTtl = this.options.parkedTtlMs ?? NODE_LEASE_PARKED_TTL_MS;
+    void this.sendRenewal(tenure, this.clock(), parkedTtl);
+    this.renewTimer = this.timers.setTimeout(() => {
+      if (this.parked && this.tenure === tenure && !this.closed) this.park(tenure);
+    }, parkedTtl / 2);
   }
 
   private async giveBack(tenure: Tenure): Promise<void> {

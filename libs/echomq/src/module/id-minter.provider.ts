@@ -3,7 +3,7 @@ import { JOB_IDS, SnowflakeMinter } from '../ids';
 import { untilOutage } from '../connection/until-outage';
 import type { EchoMqModuleOptions } from './echomq-options';
 import { ECHOMQ_OPTIONS } from './module-definition';
-import { NODE_LEASE_IDLE_RELEASE_MS, NodeLease } from '../connection/node-lease';
+import { NODE_LEASE_IDLE_PARK_MS, NodeLease } from '../connection/node-lease';
 import { RedisConnections } from '../connection/redis-connections';
 import { replicaWaitFor } from '../durability/durable-context';
 import { JOB_ID_MINTER, type JobIdMinter } from './tokens';
@@ -11,9 +11,10 @@ import { JOB_ID_MINTER, type JobIdMinter } from './tokens';
 /**
  * The job-id minter. With a configured nodeId it mints on the local clock and always may:
  * uniqueness is then the operator's promise. Otherwise it mints on a node leased from Redis,
- * only inside the lease's window. The lease is taken on demand, by the first mint, and given
- * back after a minute without one and before the connections close: a process that enqueues
- * nothing (a worker) holds no node and sends no renewals.
+ * only inside the lease's window. The lease is acquired in the background (so boot does not
+ * wait on Redis; ids minted just after boot still carry a window-ahead time, as a fresh tenure's
+ * do), parked after 10 s without a mint (a worker that enqueues nothing then sends a renewal every
+ * five minutes), and given back before the connections close.
  *
  * A wait for the lease (ready) is worth it only while Redis is reachable: in an outage
  * (unreachable for a command deadline, or since boot for that long) it fails at once with
@@ -34,9 +35,10 @@ export const jobIdMinterProvider: FactoryProvider<JobIdMinter> = {
     const lease = new NodeLease(connections.client, {
       keyPrefix: options.keyPrefix,
       durable: replicaWaitFor(connections, options.durable),
-      idleReleaseMs: NODE_LEASE_IDLE_RELEASE_MS,
+      idleParkMs: NODE_LEASE_IDLE_PARK_MS,
     });
     connections.beforeClose(() => lease.release());
+    void lease.acquire();
     const mint = JOB_IDS.minter(lease.snowflakes);
     return {
       mint,
