@@ -6,7 +6,9 @@ import type { Machine, Versions } from './support/environment';
 import { REPO_ROOT } from './support/paths';
 import { formatNumber, type Measurement, type SoloMeasurement } from './support/measurement';
 import { summarize, type Summary } from './support/stats';
-import { SYSTEM_IDS } from './systems';
+import type { IdleBreakdown } from './figures/idle-cost';
+import { idleJson, idleTables } from './report-idle';
+import { PEER_IDS, SYSTEM_IDS } from './systems';
 import type { QueueSystem, SystemId } from './systems/types';
 
 export const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
@@ -35,10 +37,25 @@ export interface ResultRecord extends Summary {
   readonly values: readonly number[];
 }
 
-const RATIOS: readonly { readonly over: SystemId; readonly label: string }[] = [
-  { over: 'bullmq', label: 'EchoMQ / BullMQ' },
-  { over: 'beequeue', label: 'EchoMQ / Bee-Queue' },
-];
+/** What a run adds besides the side-by-side rows: the EchoMQ-only rows and the idle breakdown. */
+export interface Extras {
+  readonly solo: readonly SoloMeasurement[];
+  readonly idle: readonly IdleBreakdown[];
+}
+
+interface RatioColumn {
+  readonly over: SystemId;
+  readonly label: string;
+}
+
+/** EchoMQ over each other system, in the systems' order. */
+function ratioColumns(systems: readonly QueueSystem[]): RatioColumn[] {
+  return PEER_IDS.map((over) => ({ over, label: `EchoMQ / ${labelOf(systems, over)}` }));
+}
+
+function labelOf(systems: readonly QueueSystem[], id: SystemId): string {
+  return systems.find((system) => system.id === id)?.label ?? id;
+}
 
 /** EchoMQ's value over another system's, round by round (same round = same machine state). */
 function ratios(m: Measurement, over: SystemId): number[] {
@@ -63,7 +80,7 @@ export function records(
         ...summarize(values),
       });
     }
-    for (const ratio of RATIOS) {
+    for (const ratio of ratioColumns(systems)) {
       const values = ratios(m, ratio.over);
       out.push({
         ...base,
@@ -84,7 +101,9 @@ function cell(summary: Summary, unit: string): string {
 
 function ratioCell(values: readonly number[]): string {
   const s = summarize(values);
-  return `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
+  const fixed = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : 'n/a');
+  // A peer at 0 (an idle worker that sends nothing) leaves no ratio to show.
+  return Number.isFinite(s.median) ? `${fixed(s.median)}× (${fixed(s.min)}–${fixed(s.max)})` : 'n/a';
 }
 
 const ARROWS = { higher: ' ↑', lower: ' ↓' } as const;
@@ -96,7 +115,7 @@ function soloTable(solo: readonly SoloMeasurement[]): string[] {
     '',
     '## EchoMQ only: flow control',
     '',
-    'Lanes, priorities and shared limits have no counterpart in the other two systems; ratios here are EchoMQ over EchoMQ, per round (see Method).',
+    'Lanes, priorities and shared limits have no counterpart in the other systems; ratios here are EchoMQ over EchoMQ, per round (see Method).',
     '',
     '| figure | unit | EchoMQ |',
     '|---|---|---:|',
@@ -121,13 +140,10 @@ function soloRecords(solo: readonly SoloMeasurement[]): ResultRecord[] {
   }));
 }
 
-export function markdown(
-  measurements: readonly Measurement[],
-  info: RunInfo,
-  solo: readonly SoloMeasurement[] = [],
-): string {
+export function markdown(measurements: readonly Measurement[], info: RunInfo, extras: Extras): string {
   const { config, versions, machine } = info;
-  const labels = SYSTEM_IDS.map((id) => info.systems.find((system) => system.id === id)!.label);
+  const labels = SYSTEM_IDS.map((id) => labelOf(info.systems, id));
+  const columns = ratioColumns(info.systems);
   const lines: string[] = [
     `# EchoMQ vs BullMQ vs Bee-Queue: one Redis, one worker process`,
     '',
@@ -137,18 +153,19 @@ export function markdown(
     `Cells: median over the rounds (min–max). Ratios: median of the per-round ratios EchoMQ / other (min–max); ` +
       `above 1 means EchoMQ is higher, which is better for ↑ rows and worse for ↓ rows.`,
     '',
-    `| figure | unit | ${labels.join(' | ')} | ${RATIOS.map((r) => r.label).join(' | ')} |`,
-    `|---|---|${labels.map(() => '---:').join('|')}|${RATIOS.map(() => '---:').join('|')}|`,
+    `| figure | unit | ${labels.join(' | ')} | ${columns.map((r) => r.label).join(' | ')} |`,
+    `|---|---|${labels.map(() => '---:').join('|')}|${columns.map(() => '---:').join('|')}|`,
   ];
   for (const m of measurements) {
     const systems = SYSTEM_IDS.map((id) => cell(summarize(m.values[id]), m.unit));
-    const ratioCells = RATIOS.map((r) => ratioCell(ratios(m, r.over)));
+    const ratioCells = columns.map((r) => ratioCell(ratios(m, r.over)));
     lines.push(
       `| ${m.figure} ${m.better === 'higher' ? '↑' : '↓'} | ${m.unit} | ${systems.join(' | ')} | ${ratioCells.join(' | ')} |`,
     );
   }
   lines.push(
-    ...soloTable(solo),
+    ...idleTables(extras.idle),
+    ...soloTable(extras.solo),
     '',
     '## Versions',
     '',
@@ -173,14 +190,14 @@ export function markdown(
 export function writeResults(
   measurements: readonly Measurement[],
   info: RunInfo,
-  solo: readonly SoloMeasurement[] = [],
+  extras: Extras,
 ): { md: string; json: string } {
   mkdirSync(RESULTS_DIR, { recursive: true });
   // The full run's files are the published figures; a quick (CI) run must not overwrite them.
   const name = info.config.mode === 'quick' ? 'quick' : 'latest';
   const md = join(RESULTS_DIR, `${name}.md`);
   const json = join(RESULTS_DIR, `${name}.json`);
-  writeFileSync(md, markdown(measurements, info, solo));
+  writeFileSync(md, markdown(measurements, info, extras));
   const document = {
     mode: info.config.mode,
     startedAt: info.startedAt.toISOString(),
@@ -191,7 +208,8 @@ export function writeResults(
     machine: { ...info.machine, loadAverageAtEnd: info.loadAverageAtEnd },
     settings: Object.fromEntries(info.systems.map((system) => [system.label, system.settings])),
     method: info.method,
-    records: [...records(measurements, info.systems), ...soloRecords(solo)],
+    records: [...records(measurements, info.systems), ...soloRecords(extras.solo)],
+    idle: idleJson(extras.idle),
   };
   writeFileSync(json, `${JSON.stringify(document, null, 2)}\n`);
   return { md, json };

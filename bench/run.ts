@@ -10,9 +10,11 @@ import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { FULL, mostProcesses, QUICK } from './config';
 import { drain } from './figures/drain';
+import { drainCold } from './figures/drain-cold';
 import { enqueueBulk } from './figures/enqueue-bulk';
 import { enqueueSingle } from './figures/enqueue-single';
 import { flowControl, FLOW_METHOD } from './figures/flow';
+import { idleCost } from './figures/idle-cost';
 import { latency } from './figures/latency';
 import { redisCost } from './figures/redis-cost';
 import { writeResults, markdown, type RunInfo } from './report';
@@ -26,18 +28,22 @@ import { BenchRedisServer } from './support/redis-server';
 import { WorkerPool } from './support/worker-pool';
 import { loadSystem, SYSTEM_IDS } from './systems';
 
-const FIGURES = [enqueueSingle, enqueueBulk, drain, latency, redisCost];
+const FIGURES = [enqueueSingle, enqueueBulk, drain, drainCold, latency, redisCost];
 
 const METHOD: readonly string[] = [
-  "One redis-server for everything, started by the benchmark on 127.0.0.1 at a free port with --save '' --appendonly no; FLUSHALL SYNC before every run.",
-  'Each figure runs the systems in turn, round after round (EchoMQ, BullMQ, Bee-Queue, EchoMQ, ...), so drift of the machine affects all alike; ratios are taken within a round.',
+  "One redis-server for everything, started by the benchmark on 127.0.0.1 at a free port with --save '' --appendonly no; FLUSHALL SYNC before every run. (The idle figure alone gives each system a redis-server of its own: see below.)",
+  'Each figure runs the systems in turn, round after round (EchoMQ, BullMQ (defaults), BullMQ (removeOnComplete/Fail), Bee-Queue, EchoMQ, ...), so drift of the machine affects all alike; ratios are taken within a round.',
+  'BullMQ runs twice: as it ships (completed and failed jobs are kept in Redis) and with removeOnComplete / removeOnFail set on every job (they are deleted, as EchoMQ and Bee-Queue do here). Both use the same Worker; only the jobs differ.',
   `Job data: ~${PAYLOAD_BYTES} bytes of JSON. Handler: a no-op async function that records when it started.`,
-  'The benchmark is compiled with tsc first (bench/tsconfig.build.json, emit only: `npm run typecheck` checks the types) and runs as plain node from dist/bench. Producers run in the orchestrator process; workers run in child processes (worker hosts), the same way for all three systems.',
-  'Worker hosts boot once, before the first figure, and stay up: for every run the host creates a fresh worker (new connections; for EchoMQ a new Nest application context with the @Processor) after the prefill, and closes it after the run. Before the drain figure each host drains some unmeasured jobs to warm up its JIT.',
-  'Drain rate = jobs / (last completion - first handler start), from timestamps taken in the worker processes (one machine clock); process boot and worker start-up are outside the window. A completion is the moment the system says it recorded the job as done in Redis: BullMQ Worker "completed", Bee-Queue "succeeded", EchoMQ the claim loop\'s "completed" worker event (emitted after the complete script answered).',
+  'The benchmark is compiled with tsc first (bench/tsconfig.build.json, emit only: `npm run typecheck` checks the types) and runs as plain node from dist/bench. Producers run in the orchestrator process; workers run in child processes (worker hosts), the same way for all systems.',
+  'Producer Node CPU per job: process.cpuUsage() (user + system, all threads) of the orchestrator process, which is the producer, read just before and just after the timed jobs of the enqueue figures, divided by their number; nothing else runs in that process meanwhile (no worker is started in those figures).',
+  'Warm drains: worker hosts boot once, before the first figure, and stay up: for every run the host creates a fresh worker (new connections; for EchoMQ a new Nest application context with the @Processor) after the prefill, and closes it after the run. Before the warm drain figure each host drains some unmeasured jobs to warm up its JIT.',
+  "Cold drains: every run forks fresh worker hosts that have drained nothing (for each round, every system's hosts boot at once before the round; a booted host has loaded its library and run nothing), prefills the jobs, starts the worker and times its first jobs as the warm drain does; the hosts exit after the run. Start-up CPU: the fresh host's Node CPU from the start message to its first handler start (creating the worker, connecting, the first claims).",
+  'Drain rate = jobs / (last completion - first handler start), from timestamps taken in the worker processes (one machine clock); process boot and worker start-up are outside the window. A completion is the moment the system says it recorded the job as done in Redis: BullMQ Worker "completed", Bee-Queue "succeeded", EchoMQ the claim loop\'s "completed" worker event (emitted after the complete script answered). Worker Node CPU per job: process.cpuUsage() of each worker process, read at its first handler start and at the end of the event-loop turn of each completion (one reading per turn), summed over the processes, divided by the jobs.',
   'After every drain the benchmark checks that every job completed and nothing is left waiting or active.',
   'Latency: jobs sent open loop at a fixed rate (a slow reply never delays the next send) into an idle worker; the enqueue timestamp travels in the job data; warm-up jobs are left out; percentiles are per round, the table shows their median over the rounds.',
   'Redis cost: used_memory, used_cpu_sys + used_cpu_user and the INFO commandstats calls total (which counts commands run inside Lua scripts, and leaves out the INFO probes) are read before enqueueing, after enqueueing and after the drain.',
+  "Idle cost: per round, every system at once, each with a redis-server of its own (so MONITOR sees one process only) and a freshly forked worker host serving the idle queues (EchoMQ: one @Processor class per queue in one Nest application context; BullMQ: one Worker per queue; Bee-Queue: one worker Queue per queue; concurrency 1 each), with no job anywhere. After the worker started and settled, a MONITOR connection counts the lines whose source is a client (lines whose source starts with `lua`, the commands scripts run, are left out) over the window; per minute = count × 60 s / window. EVALSHA lines are named by the SHA1 of each library's own scripts.",
 ];
 
 async function main(): Promise<void> {
@@ -50,10 +56,11 @@ async function main(): Promise<void> {
   const redis = await BenchRedisServer.start();
   const admin = new Redis(redis.url);
   const pool = new WorkerPool();
-  // Whatever ends this process (a signal, a crash) ends its redis-server and worker hosts too.
+  // Whatever ends this process (a signal, a crash) ends its redis-servers (the idle figure's
+  // too) and worker hosts.
   process.once('exit', () => {
     pool.killAll();
-    redis.kill();
+    BenchRedisServer.killAll();
   });
   process.once('SIGINT', () => process.exit(130));
   process.once('SIGTERM', () => process.exit(143));
@@ -72,6 +79,10 @@ async function main(): Promise<void> {
       measurements.push(...(await figure(ctx)));
       log(`(${figure.name}: ${formatDuration(Date.now() - phaseAt)})`);
     }
+    phaseAt = Date.now();
+    const idle = await idleCost(ctx);
+    measurements.push(...idle.measurements);
+    log(`(${idleCost.name}: ${formatDuration(Date.now() - phaseAt)})`);
     // EchoMQ only (the other systems have no lanes or shared limits), so a table of its own.
     phaseAt = Date.now();
     const solo = await flowControl(ctx);
@@ -87,8 +98,9 @@ async function main(): Promise<void> {
       systems,
       method: [...METHOD, ...FLOW_METHOD],
     };
-    const written = writeResults(measurements, info, solo);
-    process.stdout.write(markdown(measurements, info, solo));
+    const extras = { solo, idle: idle.breakdown };
+    const written = writeResults(measurements, info, extras);
+    process.stdout.write(markdown(measurements, info, extras));
     log(`\nWrote ${written.md} and ${written.json}; total ${formatDuration(info.durationMs)}`);
   } finally {
     await pool.closeAll();

@@ -11,6 +11,7 @@ import 'reflect-metadata';
 import { loadSystem, isSystemId } from './systems';
 import type { RunningWorker, WorkerHooks } from './systems/types';
 import { anchorClock, wallNow } from './support/clock';
+import { cpuMicrosNow } from './support/cpu';
 import { PROGRESS_EVERY_MS, type FromHost, type HostReport, type ToHost } from './support/ipc';
 import type { JobData } from './support/payload';
 
@@ -20,26 +21,48 @@ class RunRecorder implements WorkerHooks {
   firstStartAt: number | null = null;
   lastCompletedAt: number | null = null;
   readonly startLatenciesMs: number[] = [];
+  /** Node CPU (µs) when the run was asked for, at the first handler start, after the last completion. */
+  private readonly cpuAtStartMessage = cpuMicrosNow();
+  private cpuAtFirstStart: number | null = null;
+  private cpuAtLastCompletion: number | null = null;
+  private sampleQueued = false;
+  // One CPU sample per event-loop turn with completions, not one per completion: a sample is a
+  // getrusage call (~0.4 µs), which would weigh on the per-job figure at high concurrency.
+  private readonly sampleCpu = (): void => {
+    this.sampleQueued = false;
+    this.cpuAtLastCompletion = cpuMicrosNow();
+  };
 
   onStart(data: JobData): void {
     const now = wallNow();
     this.started += 1;
-    this.firstStartAt ??= now;
+    if (this.firstStartAt === null) {
+      this.firstStartAt = now;
+      this.cpuAtFirstStart = cpuMicrosNow();
+    }
     if (data.t > 0 && data.w !== 1) this.startLatenciesMs.push(now - data.t);
   }
 
   onComplete(): void {
     this.completed += 1;
     this.lastCompletedAt = wallNow();
+    if (!this.sampleQueued) {
+      this.sampleQueued = true;
+      setImmediate(this.sampleCpu);
+    }
   }
 
   report(): HostReport {
+    const first = this.cpuAtFirstStart;
+    const last = this.cpuAtLastCompletion;
     return {
       started: this.started,
       completed: this.completed,
       firstStartAt: this.firstStartAt,
       lastCompletedAt: this.lastCompletedAt,
       startLatenciesMs: this.startLatenciesMs,
+      cpuMicros: first !== null && last !== null ? last - first : null,
+      startupCpuMicros: first !== null ? first - this.cpuAtStartMessage : null,
     };
   }
 }
@@ -69,7 +92,7 @@ async function main(): Promise<void> {
         recorder = runRecorder;
         worker = await system.startWorker(
           message.redisUrl,
-          { concurrency: message.concurrency, events: message.events },
+          { queues: message.queues, concurrency: message.concurrency, events: message.events },
           runRecorder,
         );
         ticker = setInterval(

@@ -1,4 +1,5 @@
 import type { EnqueueOptions } from '@app/echomq/internal';
+import { ENQUEUE_MANY_MAX } from '@app/echomq/scripts/limits';
 import type { DrainPoint } from '../config';
 import { ClaimCallCounter, type ClaimCalls } from '../support/claim-calls';
 import type { BenchContext } from '../support/context';
@@ -9,8 +10,8 @@ import { makePayload } from '../support/payload';
 import { drainRate, WorkerRun, type WorkerRunReport } from '../support/worker-run';
 import type { QueueSystem } from '../systems/types';
 
-/** As the drain figure: the largest batch one enqueueMany takes. */
-const PREFILL_BATCH = 500;
+/** The largest batch one enqueueMany takes (this producer calls enqueueMany itself). */
+const PREFILL_BATCH = ENQUEUE_MANY_MAX;
 
 /** Where job i waits: its lane and priority (absent: the default lane, priority 0). */
 type Placement = (i: number) => Pick<EnqueueOptions, 'lane' | 'priority'>;

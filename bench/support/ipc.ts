@@ -10,12 +10,20 @@ export interface HostReport {
   readonly lastCompletedAt: number | null;
   /** enqueue -> handler start, ms, for jobs that carried a timestamp and were not warm-up. */
   readonly startLatenciesMs: readonly number[];
+  /**
+   * The host's Node CPU (process.cpuUsage, user + system, µs) from the first handler start to the
+   * end of the event-loop turn of the last completion; null when no job completed.
+   */
+  readonly cpuMicros: number | null;
+  /** Node CPU (µs) from the `start` message to the first handler start: the worker's creation and first claims. */
+  readonly startupCpuMicros: number | null;
 }
 
 export type ToHost =
   | {
       readonly type: 'start';
       readonly redisUrl: string;
+      readonly queues: readonly string[];
       readonly concurrency: number;
       readonly events: boolean;
     }

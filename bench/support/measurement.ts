@@ -1,3 +1,4 @@
+import { SYSTEM_IDS } from '../systems';
 import type { SystemId } from '../systems/types';
 
 /** One row of the results: one value per system per round (index = round). */
@@ -39,15 +40,15 @@ export function pick<T>(
   results: Readonly<Record<SystemId, readonly T[]>>,
   select: (result: T) => number,
 ): Record<SystemId, number[]> {
-  return {
-    echomq: results.echomq.map(select),
-    bullmq: results.bullmq.map(select),
-    beequeue: results.beequeue.map(select),
-  };
+  return Object.fromEntries(SYSTEM_IDS.map((id) => [id, results[id].map(select)])) as Record<
+    SystemId,
+    number[]
+  >;
 }
 
 export function formatNumber(value: number, unit: string): string {
   if (!Number.isFinite(value)) return 'n/a';
-  const digits = unit === 'jobs/s' || unit === 'bytes' ? 0 : value >= 100 ? 0 : value >= 10 ? 1 : 2;
+  const whole = unit === 'jobs/s' || unit === 'bytes' || unit === 'commands/min';
+  const digits = whole ? 0 : value >= 100 ? 0 : value >= 10 ? 1 : 2;
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }

@@ -10,6 +10,8 @@ import { freePort } from '../../test/support/redis-server';
  * persistence (--save '' --appendonly no), so disk writes never enter a figure.
  */
 export class BenchRedisServer {
+  /** Every server not yet stopped, so that an exit (a crash too) can end them all. */
+  private static readonly live = new Set<BenchRedisServer>();
   private spawnError?: Error;
 
   private constructor(
@@ -28,6 +30,7 @@ export class BenchRedisServer {
     const port = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'echomq-bench-redis-'));
     const server = new BenchRedisServer(port, dir, spawnRedis(port, dir));
+    BenchRedisServer.live.add(server);
     await server.waitUntilReady();
     return server;
   }
@@ -57,6 +60,7 @@ export class BenchRedisServer {
   }
 
   async stop(): Promise<void> {
+    BenchRedisServer.live.delete(this);
     if (this.child.exitCode === null && this.child.signalCode === null) {
       const exited = new Promise((resolve) => this.child.once('exit', resolve));
       this.child.kill('SIGKILL');
@@ -65,8 +69,14 @@ export class BenchRedisServer {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
+  /** Synchronous last-resort stop of every server this process started, for its exit handler. */
+  static killAll(): void {
+    for (const server of BenchRedisServer.live) server.kill();
+  }
+
   /** Synchronous last-resort stop, for process exit handlers. */
   kill(): void {
+    BenchRedisServer.live.delete(this);
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
     rmSync(this.dir, { recursive: true, force: true });
   }

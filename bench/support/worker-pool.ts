@@ -1,4 +1,4 @@
-import type { SystemId } from '../systems/types';
+import { BENCH_QUEUE, type SystemId } from '../systems/types';
 import { BOOT_TIMEOUT_MS, ChildHost, forkHost } from './child-host';
 import type { FromHost, HostReport, ToHost } from './ipc';
 import { WORKER_HOST_ENTRY } from './paths';
@@ -23,10 +23,15 @@ export class WorkerHost extends ChildHost<FromHost, ToHost> {
     return host;
   }
 
-  async start(redisUrl: string, concurrency: number, events: boolean): Promise<void> {
+  async start(
+    redisUrl: string,
+    concurrency: number,
+    events: boolean,
+    queues: readonly string[] = [BENCH_QUEUE],
+  ): Promise<void> {
     this.completed = 0;
     const started = this.reply('started', REPLY_TIMEOUT_MS);
-    this.send({ type: 'start', redisUrl, concurrency, events });
+    this.send({ type: 'start', redisUrl, queues, concurrency, events });
     await started;
   }
 
@@ -44,10 +49,12 @@ export class WorkerHost extends ChildHost<FromHost, ToHost> {
 /**
  * The worker hosts of a benchmark: per system, as many processes as the largest
  * figure needs, booted on first use and kept until the end (so process boot and
- * module loading never fall inside a measurement, and are paid once).
+ * module loading never fall inside a measurement, and are paid once). The cold
+ * and idle figures take fresh hosts instead, used for one run and retired.
  */
 export class WorkerPool {
   private readonly hosts = new Map<SystemId, WorkerHost[]>();
+  private readonly fresh = new Set<WorkerHost>();
 
   async take(system: SystemId, count: number): Promise<WorkerHost[]> {
     const hosts = this.hosts.get(system) ?? [];
@@ -59,13 +66,31 @@ export class WorkerPool {
     return hosts.slice(0, count);
   }
 
+  /** Boots `count` new hosts of a system that have run nothing yet (not kept: retire them after use). */
+  async spawnFresh(system: SystemId, count: number): Promise<WorkerHost[]> {
+    return Promise.all(
+      Array.from({ length: count }, async () => {
+        const host = await WorkerHost.spawn(system);
+        this.fresh.add(host);
+        return host;
+      }),
+    );
+  }
+
+  /** Ends fresh hosts after their run. */
+  async retire(hosts: readonly WorkerHost[]): Promise<void> {
+    for (const host of hosts) this.fresh.delete(host);
+    await Promise.all(hosts.map((host) => host.exit().catch(() => host.kill())));
+  }
+
   async closeAll(): Promise<void> {
-    const all = [...this.hosts.values()].flat();
+    const all = [...[...this.hosts.values()].flat(), ...this.fresh];
     this.hosts.clear();
+    this.fresh.clear();
     await Promise.all(all.map((host) => host.exit().catch(() => host.kill())));
   }
 
   killAll(): void {
-    for (const host of [...this.hosts.values()].flat()) host.kill();
+    for (const host of [...[...this.hosts.values()].flat(), ...this.fresh]) host.kill();
   }
 }

@@ -13,6 +13,14 @@ export interface WorkerRunReport {
   /** Latest completion in any process (wallNow ms). */
   readonly lastCompletedAt: number;
   readonly startLatenciesMs: readonly number[];
+  /** Node CPU of all the worker processes over their drains, µs (see HostReport.cpuMicros). */
+  readonly cpuMicros: number;
+  /** Node CPU of all the worker processes from `start` to their first handler start, µs. */
+  readonly startupCpuMicros: number;
+}
+
+function sumOf(values: readonly (number | null)[]): number {
+  return values.reduce<number>((sum, value) => sum + (value ?? 0), 0);
 }
 
 function merge(reports: readonly HostReport[]): WorkerRunReport {
@@ -24,6 +32,8 @@ function merge(reports: readonly HostReport[]): WorkerRunReport {
     firstStartAt: Math.min(...starts),
     lastCompletedAt: Math.max(...ends),
     startLatenciesMs: reports.flatMap((report) => report.startLatenciesMs),
+    cpuMicros: sumOf(reports.map((report) => report.cpuMicros)),
+    startupCpuMicros: sumOf(reports.map((report) => report.startupCpuMicros)),
   };
 }
 
@@ -39,6 +49,7 @@ export class WorkerRun {
     private readonly hosts: readonly WorkerHost[],
   ) {}
 
+  /** On the pool's long-lived hosts of the system. */
   static async start(
     ctx: BenchContext,
     system: QueueSystem,
@@ -46,7 +57,17 @@ export class WorkerRun {
     concurrency: number,
     events = false,
   ): Promise<WorkerRun> {
-    const hosts = await ctx.pool.take(system.id, processes);
+    return WorkerRun.startOn(ctx, system, await ctx.pool.take(system.id, processes), concurrency, events);
+  }
+
+  /** On the given hosts (fresh ones, for the cold figures). */
+  static async startOn(
+    ctx: BenchContext,
+    system: QueueSystem,
+    hosts: readonly WorkerHost[],
+    concurrency: number,
+    events = false,
+  ): Promise<WorkerRun> {
     await Promise.all(hosts.map((host) => host.start(ctx.redis.url, concurrency, events)));
     return new WorkerRun(ctx, system, hosts);
   }
@@ -74,4 +95,9 @@ export class WorkerRun {
 /** jobs/s between the first handler start and the last completion. */
 export function drainRate(report: WorkerRunReport): number {
   return report.completed / ((report.lastCompletedAt - report.firstStartAt) / 1000);
+}
+
+/** The worker processes' Node CPU per completed job over the drain, µs. */
+export function workerCpuPerJob(report: WorkerRunReport): number {
+  return report.cpuMicros / report.completed;
 }

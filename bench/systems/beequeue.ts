@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import BeeQueue from 'bee-queue';
 import { CompletionTracker } from '../support/completion-tracker';
 import type { JobData } from '../support/payload';
+import { namesBySha } from '../support/script-names';
 import {
   BENCH_QUEUE,
   type Producer,
@@ -71,28 +74,45 @@ class BeeQueueProducer implements Producer {
   }
 }
 
+/** One worker Queue per queue, all in this process. */
+async function startWorkers(url: string, options: WorkerOptions, hooks: WorkerHooks): Promise<RunningWorker> {
+  const queues = options.queues.map((name) => {
+    const queue = new BeeQueue<JobData>(
+      name,
+      settings(url, { isWorker: true, getEvents: false, sendEvents: options.events }),
+    );
+    queue.on('error', (error) => console.error(`Bee-Queue worker: ${error.message}`));
+    queue.on('succeeded', () => hooks.onComplete());
+    return queue;
+  });
+  await Promise.all(queues.map((queue) => queue.ready()));
+  for (const queue of queues) {
+    queue.process(options.concurrency, async (job: BeeQueue.Job<JobData>) => {
+      hooks.onStart(job.data);
+    });
+  }
+  return {
+    close: async () => void (await Promise.all(queues.map((queue) => queue.close(CLOSE_TIMEOUT_MS)))),
+  };
+}
+
+/** Bee-Queue's scripts: the .lua files of lib/lua, loaded as they are read (lib/lua/index.js). */
+function beeScriptNames(): Map<string, string> {
+  const dir = join(dirname(require.resolve('bee-queue')), 'lib', 'lua');
+  const files = readdirSync(dir).filter((file) => file.endsWith('.lua'));
+  return namesBySha(files.map((file) => [file.slice(0, -4), readFileSync(join(dir, file), 'utf8')] as const));
+}
+
 export const beequeue: QueueSystem = {
   id: 'beequeue',
   label: 'Bee-Queue',
   settings: [
     'both sides: removeOnSuccess: true, removeOnFailure: true, storeJobs: false, activateDelayedJobs: false',
     'producer: isWorker: false, sendEvents: false, getEvents: false (true in the latency figure); createJob().save() per job, saveAll() per batch',
-    'worker: process(concurrency, async () => { }), getEvents: false, sendEvents: false (true in the latency figure); other options at their defaults (stallInterval 5 s, no periodic checkStalledJobs)',
+    'worker: one Queue per queue with process(concurrency, async () => { }), getEvents: false, sendEvents: false (true in the latency figure); other options at their defaults (stallInterval 5 s, no periodic checkStalledJobs)',
     'producer-side completion (latency figure only): the queue-level "job succeeded" pub/sub event matched to job ids',
   ],
+  scriptNames: beeScriptNames,
   openProducer: (url, options) => BeeQueueProducer.open(url, options),
-
-  async startWorker(url: string, options: WorkerOptions, hooks: WorkerHooks): Promise<RunningWorker> {
-    const queue = new BeeQueue<JobData>(
-      BENCH_QUEUE,
-      settings(url, { isWorker: true, getEvents: false, sendEvents: options.events }),
-    );
-    queue.on('error', (error) => console.error(`Bee-Queue worker: ${error.message}`));
-    queue.on('succeeded', () => hooks.onComplete());
-    await queue.ready();
-    queue.process(options.concurrency, async (job: BeeQueue.Job<JobData>) => {
-      hooks.onStart(job.data);
-    });
-    return { close: () => queue.close(CLOSE_TIMEOUT_MS) };
-  },
+  startWorker: startWorkers,
 };

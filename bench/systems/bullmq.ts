@@ -1,6 +1,8 @@
-import { Queue, QueueEvents, Worker, type ConnectionOptions } from 'bullmq';
+import { createRequire } from 'node:module';
+import { Queue, QueueEvents, Worker, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
 import { CompletionTracker } from '../support/completion-tracker';
 import type { JobData } from '../support/payload';
+import { namesBySha } from '../support/script-names';
 import {
   BENCH_QUEUE,
   type Producer,
@@ -28,11 +30,12 @@ class BullMqProducer implements Producer {
     events?.on('completed', ({ jobId }) => this.tracker.notify(jobId));
   }
 
-  static async open(url: string, options: ProducerOptions): Promise<BullMqProducer> {
-    const queue = new Queue(BENCH_QUEUE, {
-      connection: connection(url),
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
-    });
+  static async open(
+    url: string,
+    options: ProducerOptions,
+    defaultJobOptions: DefaultJobOptions,
+  ): Promise<BullMqProducer> {
+    const queue = new Queue(BENCH_QUEUE, { connection: connection(url), defaultJobOptions });
     await queue.waitUntilReady();
     let events: QueueEvents | undefined;
     if (options.completions) {
@@ -67,20 +70,12 @@ class BullMqProducer implements Producer {
   }
 }
 
-export const bullmq: QueueSystem = {
-  id: 'bullmq',
-  label: 'BullMQ',
-  settings: [
-    'producer: Queue with defaultJobOptions { removeOnComplete: true, removeOnFail: true }; add() per job, addBulk() per batch',
-    'worker: Worker(queue, async () => { }, { concurrency }); other options at their defaults (lockDuration 30 s, stalledInterval 30 s, drainDelay 5 s)',
-    'producer-side completion (latency figure only): one QueueEvents, its global "completed" listener matched to job ids; no QueueEvents anywhere else',
-  ],
-  openProducer: (url, options) => BullMqProducer.open(url, options),
-
-  async startWorker(url: string, options: WorkerOptions, hooks: WorkerHooks): Promise<RunningWorker> {
-    // BullMQ always writes its event stream; there is no switch, so `events` changes nothing.
+/** One Worker per queue, all in this process, as an app serving several queues runs them. */
+async function startWorkers(url: string, options: WorkerOptions, hooks: WorkerHooks): Promise<RunningWorker> {
+  // BullMQ always writes its event stream; there is no switch, so `events` changes nothing.
+  const workers = options.queues.map((queue) => {
     const worker = new Worker<JobData>(
-      BENCH_QUEUE,
+      queue,
       async (job) => {
         hooks.onStart(job.data);
       },
@@ -88,7 +83,56 @@ export const bullmq: QueueSystem = {
     );
     worker.on('completed', () => hooks.onComplete());
     worker.on('error', (error) => console.error(`BullMQ worker: ${error.message}`));
-    await worker.waitUntilReady();
-    return { close: () => worker.close() };
-  },
-};
+    return worker;
+  });
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  return { close: async () => void (await Promise.all(workers.map((worker) => worker.close()))) };
+}
+
+/** BullMQ's Lua scripts as it defines them on its connections (dist/cjs/scripts: name, content, keys). */
+function bullScriptNames(): Map<string, string> {
+  const scripts = createRequire(require.resolve('bullmq'))('./scripts') as Record<
+    string,
+    { readonly name: string; readonly content: string }
+  >;
+  return namesBySha(Object.values(scripts).map((script) => [script.name, script.content] as const));
+}
+
+const COMMON_SETTINGS = [
+  'worker: one Worker(queue, async () => { }, { concurrency }) per queue; other options at their defaults (lockDuration 30 s, stalledInterval 30 s, drainDelay 5 s)',
+  'producer-side completion (latency figure only): one QueueEvents, its global "completed" listener matched to job ids; no QueueEvents anywhere else',
+];
+
+/**
+ * BullMQ as it ships (completed and failed jobs kept: `removeOnComplete` and `removeOnFail`
+ * default to false) and as a tuned deployment runs it (both true), as two systems.
+ */
+function bullmqVariant(
+  id: 'bullmq' | 'bullmq-remove',
+  label: string,
+  defaultJobOptions: DefaultJobOptions,
+  producerSetting: string,
+): QueueSystem {
+  return {
+    id,
+    label,
+    settings: [producerSetting, ...COMMON_SETTINGS],
+    scriptNames: bullScriptNames,
+    openProducer: (url, options) => BullMqProducer.open(url, options, defaultJobOptions),
+    startWorker: startWorkers,
+  };
+}
+
+export const bullmq = bullmqVariant(
+  'bullmq',
+  'BullMQ (defaults)',
+  {},
+  'producer: Queue with no defaultJobOptions (completed and failed jobs are kept, the defaults); add() per job, addBulk() per batch',
+);
+
+export const bullmqRemove = bullmqVariant(
+  'bullmq-remove',
+  'BullMQ (removeOnComplete/Fail)',
+  { removeOnComplete: true, removeOnFail: true },
+  'producer: Queue with defaultJobOptions { removeOnComplete: true, removeOnFail: true }; add() per job, addBulk() per batch',
+);

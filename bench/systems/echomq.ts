@@ -1,8 +1,11 @@
 import 'reflect-metadata';
-import { Inject, Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
+import { Inject, Module, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EchoMqModule, Processor, ProcessorExplorer, QueueService, type Job } from '@app/echomq/internal';
+import { SCRIPTS } from '@app/echomq/scripts/registry';
+import { ENQUEUE_MANY_MAX } from '@app/echomq/scripts/limits';
 import type { JobData } from '../support/payload';
+import { namesBySha } from '../support/script-names';
 import {
   BENCH_QUEUE,
   type Producer,
@@ -22,14 +25,20 @@ const WAIT_TIMEOUT_MS = 60_000;
  * can read the job's 'completed' event before the enqueue reply, so a wait begun
  * right after enqueue resolves may be too late.
  */
-/** The benchmark's processor: a no-op async handler that reports its start. */
-@Processor(BENCH_QUEUE)
-class BenchProcessor {
-  constructor(@Inject(HOOKS) private readonly hooks: WorkerHooks) {}
+/**
+ * The benchmark's processor for one queue: a no-op async handler that reports its start.
+ * One class per queue, as an app serving several queues declares them.
+ */
+function processorFor(queue: string): Type<unknown> {
+  @Processor(queue)
+  class BenchProcessor {
+    constructor(@Inject(HOOKS) private readonly hooks: WorkerHooks) {}
 
-  async process(job: Job<JobData>): Promise<void> {
-    this.hooks.onStart(job.data);
+    async process(job: Job<JobData>): Promise<void> {
+      this.hooks.onStart(job.data);
+    }
   }
+  return BenchProcessor;
 }
 
 @Module({})
@@ -49,15 +58,15 @@ class EchoMqBenchModule {
       imports: [
         EchoMqModule.forRoot({
           connection: { url },
-          queues: {
-            [BENCH_QUEUE]: {
-              concurrency: options.concurrency,
-              retainCompletedMs: 0,
-            },
-          },
+          queues: Object.fromEntries(
+            options.queues.map((queue) => [
+              queue,
+              { concurrency: options.concurrency, retainCompletedMs: 0 },
+            ]),
+          ),
         }),
       ],
-      providers: [BenchProcessor, { provide: HOOKS, useValue: hooks }],
+      providers: [...options.queues.map(processorFor), { provide: HOOKS, useValue: hooks }],
     };
   }
 }
@@ -88,11 +97,19 @@ class EchoMqProducer implements Producer {
     await this.queues.enqueue(BENCH_QUEUE, data);
   }
 
+  /** One enqueueMany per batch; a batch over ENQUEUE_MANY_MAX goes as several calls at once. */
   async enqueueBulk(batch: readonly JobData[]): Promise<void> {
-    await this.queues.enqueueMany(
-      BENCH_QUEUE,
-      batch.map((data) => ({ data })),
-    );
+    const calls: Promise<unknown>[] = [];
+    for (let from = 0; from < batch.length; from += ENQUEUE_MANY_MAX) {
+      const slice = batch.slice(from, from + ENQUEUE_MANY_MAX);
+      calls.push(
+        this.queues.enqueueMany(
+          BENCH_QUEUE,
+          slice.map((data) => ({ data })),
+        ),
+      );
+    }
+    await Promise.all(calls);
   }
 
   async enqueueAndAwait(data: JobData): Promise<void> {
@@ -110,12 +127,19 @@ class EchoMqProducer implements Producer {
   }
 }
 
-/** The claim loop's worker events: 'completed' fires once Redis recorded the completion. */
-function reportCompletions(app: INestApplicationContext, hooks: WorkerHooks): void {
-  const loop = app.get(ProcessorExplorer).loop(BENCH_QUEUE);
-  if (!loop) throw new Error(`EchoMQ runs no claim loop for ${BENCH_QUEUE}`);
-  if (loop.inFlight > 0) throw new Error('EchoMQ started jobs before the completion listener was attached');
-  loop.events.on('completed', () => hooks.onComplete());
+/** The claim loops' worker events: 'completed' fires once Redis recorded the completion. */
+function reportCompletions(
+  app: INestApplicationContext,
+  queues: readonly string[],
+  hooks: WorkerHooks,
+): void {
+  const explorer = app.get(ProcessorExplorer);
+  for (const queue of queues) {
+    const loop = explorer.loop(queue);
+    if (!loop) throw new Error(`EchoMQ runs no claim loop for ${queue}`);
+    if (loop.inFlight > 0) throw new Error('EchoMQ started jobs before the completion listener was attached');
+    loop.events.on('completed', () => hooks.onComplete());
+  }
 }
 
 export const echomq: QueueSystem = {
@@ -123,15 +147,17 @@ export const echomq: QueueSystem = {
   label: 'EchoMQ',
   settings: [
     'producer: QueueService in a Nest application context (EchoMqModule.forRoot, no processors); enqueue() per job, enqueueMany() per batch',
-    'worker: a @Processor class (async process() { }) in its own Nest application context, queues.bench = { concurrency, retainCompletedMs: 0 }; other options at their defaults (maxAttempts 3, lease 30 s, reaper every 1 s)',
+    'worker: one @Processor class (async process() { }) per queue in its own Nest application context, queues.<name> = { concurrency, retainCompletedMs: 0 }; other options at their defaults (maxAttempts 3, lease 30 s, reaper every 1 s)',
     "producer-side completion (latency figure only): QueueService.waitFor(queue, id) after enqueue resolves; the queue's event reader is started before the first job",
   ],
+  bulkCallMax: ENQUEUE_MANY_MAX,
+  scriptNames: () => namesBySha(Object.entries(SCRIPTS).map(([name, script]) => [name, script.lua] as const)),
   openProducer: (url, options) => EchoMqProducer.open(url, options),
 
   async startWorker(url: string, options: WorkerOptions, hooks: WorkerHooks): Promise<RunningWorker> {
     // EchoMQ always records events on its stream; `events` only decides whether completed rows are retained.
     const app = await createContext(EchoMqBenchModule.worker(url, options, hooks));
-    reportCompletions(app, hooks);
+    reportCompletions(app, options.queues, hooks);
     return { close: () => app.close() };
   },
 };

@@ -1,6 +1,7 @@
 import type { JobData } from '../support/payload';
 
-export type SystemId = 'echomq' | 'bullmq' | 'beequeue';
+/** BullMQ runs twice: with its defaults (completed jobs kept) and with removeOnComplete/removeOnFail. */
+export type SystemId = 'echomq' | 'bullmq' | 'bullmq-remove' | 'beequeue';
 
 /** Every figure uses this one queue; Redis is flushed between runs. */
 export const BENCH_QUEUE = 'bench';
@@ -27,6 +28,9 @@ export interface Producer {
 }
 
 export interface WorkerOptions {
+  /** The queues the worker serves, each with a no-op handler (BENCH_QUEUE but in the idle-cost figure). */
+  readonly queues: readonly string[];
+  /** Per queue. */
   readonly concurrency: number;
   /** A producer waits for completions (the latency figure only): publish or keep what it needs. */
   readonly events: boolean;
@@ -53,6 +57,10 @@ export interface QueueSystem {
   readonly label: string;
   /** The settings this adapter uses, printed with the results. */
   readonly settings: readonly string[];
+  /** The most jobs its bulk path takes in one call, if the library has a limit (a larger batch is split). */
+  readonly bulkCallMax?: number;
+  /** SHA1 of each Lua script the library may run -> the script's name (to name EVALSHAs seen by MONITOR). */
+  scriptNames(): ReadonlyMap<string, string>;
   openProducer(redisUrl: string, options: ProducerOptions): Promise<Producer>;
   /** Runs in a worker host process (see worker-host.ts). */
   startWorker(redisUrl: string, options: WorkerOptions, hooks: WorkerHooks): Promise<RunningWorker>;
