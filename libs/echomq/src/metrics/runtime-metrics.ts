@@ -5,6 +5,12 @@ import type { ClaimedJobRecord } from '../scripts/claim';
 
 /** Seconds: from a few milliseconds to five minutes, since handlers range from echoes to reports. */
 const HANDLER_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** One (queue, outcome) of the settlements: its labels, built once, and the settlements not yet on the counter. */
+interface SettledCell {
+  readonly labels: { readonly queue: string; readonly outcome: SettledOutcome };
+  pending: number;
+}
+
 /** Seconds: a claim is one round trip (sub-millisecond on loopback) unless it is repeated or confirmed. */
 const CLAIM_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -20,8 +26,13 @@ export class RuntimeMetrics implements RuntimeHooks {
   private readonly claimDuration: Histogram<'queue'>;
   private readonly claimedJobs: Counter<'queue'>;
   private readonly handlerDuration: Histogram<'queue' | 'outcome'>;
-  private readonly settlements: Counter<'queue' | 'outcome'>;
   private readonly reapedLeases: Counter<'queue' | 'to'>;
+  /**
+   * Settlements come once per job (tens of thousands a second in a drain), scrapes every few
+   * seconds: each settlement adds 1 to its cell, and the cells reach the counter when it is read
+   * (its collect). Keyed by physical queue, then outcome: bounded by the queues served here.
+   */
+  private readonly settledCells = new Map<string, Map<SettledOutcome, SettledCell>>();
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -45,11 +56,21 @@ export class RuntimeMetrics implements RuntimeHooks {
       buckets: HANDLER_BUCKETS,
       registers,
     });
-    this.settlements = new Counter({
+    const cells = this.settledCells;
+    // (read from the cells at each scrape: see settledCells)
+    new Counter({
       name: 'echomq_settlements_total',
       help: "This process's settlements of claimed jobs by outcome: completed, retried, dead, stale (the lease had been lost), throttled, released, unknown",
       labelNames: ['queue', 'outcome'],
       registers,
+      collect() {
+        for (const byOutcome of cells.values()) {
+          for (const cell of byOutcome.values()) {
+            if (cell.pending > 0) this.inc(cell.labels, cell.pending);
+            cell.pending = 0;
+          }
+        }
+      },
     });
     this.reapedLeases = new Counter({
       name: 'echomq_reaped_leases_total',
@@ -66,9 +87,23 @@ export class RuntimeMetrics implements RuntimeHooks {
   }
 
   settled(physical: string, _record: ClaimedJobRecord, outcome: SettledOutcome, handlerMs?: number): void {
-    const queue = logicalQueueOf(physical);
-    this.settlements.inc({ queue, outcome });
-    if (handlerMs !== undefined) this.handlerDuration.observe({ queue, outcome }, handlerMs / 1_000);
+    const cell = this.cellOf(physical, outcome);
+    cell.pending += 1;
+    if (handlerMs !== undefined) this.handlerDuration.observe(cell.labels, handlerMs / 1_000);
+  }
+
+  private cellOf(physical: string, outcome: SettledOutcome): SettledCell {
+    let byOutcome = this.settledCells.get(physical);
+    if (!byOutcome) {
+      byOutcome = new Map();
+      this.settledCells.set(physical, byOutcome);
+    }
+    let cell = byOutcome.get(outcome);
+    if (!cell) {
+      cell = { labels: { queue: logicalQueueOf(physical), outcome }, pending: 0 };
+      byOutcome.set(outcome, cell);
+    }
+    return cell;
   }
 
   /** What one reap call of this process's reaper moved. */

@@ -137,27 +137,39 @@ export async function claimJobs(ctx: ScriptContext, request: ClaimRequest): Prom
   return parseClaimReply(reply);
 }
 
+/**
+ * The reply as a batch. A record has scheduleKey and traceContext only when the job carries them
+ * (readers test for the property), added after the literal rather than spread into it: a spread
+ * copies the object, once per claimed job.
+ */
 export function parseClaimReply(reply: (string | number | null)[]): ClaimBatch {
   const nextRunAt = Number(reply[0]);
   const limitedUntil = Number(reply[2]);
   const jobs: ClaimedJobRecord[] = [];
   for (let i = HEADER_FIELDS; i < reply.length; i += FIELDS_PER_JOB) {
-    jobs.push({
+    const data = reply[i + 3];
+    const name = reply[i + 4];
+    const backoff = reply[i + 7];
+    const timeoutMs = reply[i + 10];
+    const scheduleKey = reply[i + 11];
+    const traceContext = reply[i + 13];
+    const record: { -readonly [K in keyof ClaimedJobRecord]: ClaimedJobRecord[K] } = {
       id: String(reply[i]),
       attempt: Number(reply[i + 1]),
       claimant: String(reply[i + 2]),
-      data: reply[i + 3] === null ? 'null' : String(reply[i + 3]),
-      name: reply[i + 4] === null ? '' : String(reply[i + 4]),
+      data: data === null ? 'null' : String(data),
+      name: name === null ? '' : String(name),
       maxAttempts: Number(reply[i + 5] ?? BUILT_IN_MAX_ATTEMPTS),
       budgetBase: Number(reply[i + 6] ?? 0),
-      backoff: reply[i + 7] === null || reply[i + 7] === undefined ? null : String(reply[i + 7]),
+      backoff: backoff === null || backoff === undefined ? null : String(backoff),
       lane: String(reply[i + 8]),
       priority: Number(reply[i + 9]),
-      timeoutMs: reply[i + 10] === null || reply[i + 10] === undefined ? null : Number(reply[i + 10]),
-      ...(typeof reply[i + 11] === 'string' ? { scheduleKey: reply[i + 11] as string } : {}),
+      timeoutMs: timeoutMs === null || timeoutMs === undefined ? null : Number(timeoutMs),
       suspect: Number(reply[i + 12]) === 1,
-      ...(typeof reply[i + 13] === 'string' ? { traceContext: reply[i + 13] as string } : {}),
-    });
+    };
+    if (typeof scheduleKey === 'string') record.scheduleKey = scheduleKey;
+    if (typeof traceContext === 'string') record.traceContext = traceContext;
+    jobs.push(record);
   }
   return {
     jobs,

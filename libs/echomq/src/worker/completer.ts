@@ -16,6 +16,8 @@ export interface CompleterOptions {
   readonly onRepeat?: (error: Error, attempt: number) => void;
 }
 
+const firstOf = (results: boolean[]): boolean => results[0];
+
 interface Request {
   readonly completion: Completion;
   /** Local clock after which repeating this job's completion is pointless: its local lease end. */
@@ -50,9 +52,9 @@ export class Completer {
   }
 
   /** Resolves true when completed, false when the claim was stale (nothing changed). */
-  async complete(completion: Completion, untilMs: number): Promise<boolean> {
-    const [completed] = await this.coalescer.submit({ completion, untilMs });
-    return completed;
+  complete(completion: Completion, untilMs: number): Promise<boolean> {
+    // (then() rather than an async function: one per job, and each async layer costs a frame)
+    return this.coalescer.submit({ completion, untilMs }).then(firstOf);
   }
 
   /** At shutdown: no batch is repeated after this local time (a call in flight still gets its answer). */
@@ -61,10 +63,14 @@ export class Completer {
   }
 
   private async sendBatch(requests: Request[]): Promise<boolean[][]> {
-    const completions = requests.map((request) => request.completion);
+    const completions: Completion[] = [];
+    let untilMs = monotonicMs() + this.options.repeatForMs;
+    for (const request of requests) {
+      completions.push(request.completion);
+      // the earliest local lease end of the batch
+      if (request.untilMs < untilMs) untilMs = request.untilMs;
+    }
     const requestId = newRequestId();
-    const leaseEnd = Math.min(...requests.map((request) => request.untilMs));
-    const untilMs = Math.min(leaseEnd, monotonicMs() + this.options.repeatForMs);
     const completed = await repeatUntilKnown(() => this.send(completions, requestId), {
       untilMs,
       onRepeat: this.options.onRepeat,

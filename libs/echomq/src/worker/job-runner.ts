@@ -30,6 +30,9 @@ export interface RunHooks {
 
 const NO_HOOKS: RunHooks = { handlerDone: () => undefined, lingering: () => undefined };
 
+const succeeded = (value: unknown): HandlerOutcome => ({ ok: true, value });
+const threw = (error: unknown): HandlerOutcome => ({ ok: false, error });
+
 /**
  * Moves a schedule on from the occurrence just claimed (QueueService.advanceSchedule); the
  * reaper's sweep is the safety net when this fails or the process dies first.
@@ -65,8 +68,6 @@ export interface RunnerPlacement {
 export class JobRunner {
   /** Worker-side outcomes, once Redis has recorded them (see WorkerEvents). */
   readonly events: WorkerEventEmitter;
-  /** The Job each handler saw, handed to the events of its outcome. */
-  private readonly jobs = new WeakMap<RunningJob, Job>();
   /** How each job's settlement ended, told to the observer once (see SettlementReports). */
   private readonly reports: SettlementReports;
   private readonly settler: OutcomeSettler;
@@ -94,8 +95,8 @@ export class JobRunner {
       ...(otherPhysical ? { queueHold: new QueueHold(ctx, otherPhysical, logger) } : {}),
       repeatForMs: timing.repeatForMs,
       reports: this.reports,
-      jobOf: (running) => this.jobs.get(running) ?? this.toJob(running),
-      seenJob: (running) => this.jobs.get(running),
+      jobOf: (running) => running.job ?? this.toJob(running),
+      seenJob: (running) => running.job,
     });
   }
 
@@ -158,15 +159,26 @@ export class JobRunner {
     });
   }
 
-  private async invoke(running: RunningJob): Promise<HandlerOutcome> {
+  /**
+   * The handler's outcome, never a rejection. Written with then() rather than as async
+   * functions: this runs once per job, and each async layer is one more promise and frame.
+   */
+  private invoke(running: RunningJob): Promise<HandlerOutcome> {
     try {
-      const value = await this.observer.aroundHandler(this.queue, running.record, async () =>
-        this.dispatch(this.toJob(running)),
-      );
-      return { ok: true, value };
+      return this.observer
+        .aroundHandler(this.queue, running.record, () => this.handle(running))
+        .then(succeeded, threw);
     } catch (error) {
-      return { ok: false, error };
+      return Promise.resolve(threw(error));
     }
+  }
+
+  /**
+   * The handler's promise; what throws before it returns one (data that is not JSON, a
+   * synchronous throw) rejects it, as the executor's throw rejects a new Promise.
+   */
+  private handle(running: RunningJob): Promise<unknown> {
+    return new Promise((resolve) => resolve(this.dispatch(this.toJob(running))));
   }
 
   private toJob(running: RunningJob): Job {
@@ -186,7 +198,8 @@ export class JobRunner {
       this.options.leaseMs,
       partition,
     );
-    this.jobs.set(running, job);
+    // The Job each handler saw, handed to the events of its outcome.
+    running.job = job;
     return job;
   }
 }

@@ -31,8 +31,6 @@ export class JobSlots {
   private readonly settling = new Set<Promise<void>>();
   /** Lingering handlers, each with when it started (monotonicMs). */
   private readonly lingering = new Map<Promise<void>, number>();
-  /** When each running job's handler started (monotonicMs). */
-  private readonly startedAt = new WeakMap<RunningJob, number>();
   /** Cancels read before their claim was launched here (or meant for other processes). */
   private readonly early: RecentCancels;
 
@@ -84,7 +82,7 @@ export class JobSlots {
    */
   handlerAges(): HandlerAges {
     let oldest = Infinity;
-    for (const job of this.running.values()) oldest = Math.min(oldest, this.startedAt.get(job) ?? Infinity);
+    for (const job of this.running.values()) oldest = Math.min(oldest, job.startedAt ?? Infinity);
     for (const since of this.lingering.values()) oldest = Math.min(oldest, since);
     const running = this.running.size + this.lingering.size;
     return { running, oldestMs: oldest === Infinity ? null : monotonicMs() - oldest };
@@ -144,7 +142,7 @@ export class JobSlots {
     }
     this.running.set(job.claim.claimant, job);
     const startedAt = monotonicMs();
-    this.startedAt.set(job, startedAt);
+    job.startedAt = startedAt;
     this.keeper.track(job);
     // The slot frees when the handler returns (or its timeout fails the attempt), not when
     // Redis has recorded the outcome, so the next claim and this job's completion travel
@@ -167,16 +165,18 @@ export class JobSlots {
         this.changes.notify();
       });
     };
-    settled = this.runner
-      .run(job, { handlerDone, lingering })
-      .catch((error: Error) => this.logger.error(`Job ${job.record.id}: ${error.message}`))
-      .finally(() => {
-        handlerDone();
-        this.keeper.untrack(job);
-        if (settled) this.settling.delete(settled);
-        // Settled: the attempt is no longer held here (crash isolation waits for that).
-        this.changes.notify();
-      });
+    const finish = (): void => {
+      handlerDone();
+      this.keeper.untrack(job);
+      if (settled) this.settling.delete(settled);
+      // Settled: the attempt is no longer held here (crash isolation waits for that).
+      this.changes.notify();
+    };
+    // (one then() rather than catch() and finally(): two promises fewer per job)
+    settled = this.runner.run(job, { handlerDone, lingering }).then(finish, (error: Error) => {
+      this.logger.error(`Job ${job.record.id}: ${error.message}`);
+      finish();
+    });
     if (returned) this.settling.add(settled);
     return settled;
   }

@@ -13,7 +13,7 @@ import type { QueueHold } from './queue-hold';
 import { rateLimitOf } from './rate-limit-of';
 import type { RunningJob } from './running-job';
 import type { RuntimeObserver } from './runtime-observer';
-import { GAVE_UP, repeatSettlement } from './settle-repeat';
+import { GAVE_UP, repeatSettlement, type SettleRepeat } from './settle-repeat';
 import type { SettlementReports } from './settlement-report';
 import { ThrottleLog } from './throttle-log';
 import { emitIsolated, type WorkerEventEmitter, type WorkerEvents } from './worker-events';
@@ -59,9 +59,29 @@ export class OutcomeSettler {
   staleSettlements = 0;
   private stopAtMs = Infinity;
   private readonly throttleLog: ThrottleLog;
+  /** Each verb's repeat rule, built once (not per settlement, one per job). */
+  private readonly repeatRules: Record<SettleVerb, SettleRepeat>;
 
   constructor(private readonly parts: SettlerParts) {
     this.throttleLog = new ThrottleLog(parts.logger);
+    const { repeatForMs, logger } = parts;
+    const stopsAt = (): number => this.stopAtMs;
+    const rule = (verb: SettleVerb, repeatUnknown = true): SettleRepeat => ({
+      verb,
+      repeatUnknown,
+      repeatForMs,
+      stopsAt,
+      logger,
+    });
+    // The Completer repeats its batch under the batch's request id; once it gives up on a
+    // transient error the outcome is unknown, and sending again under a new id could read
+    // STALE for a completion that happened, so only refusals are tried again here.
+    this.repeatRules = {
+      complete: rule('complete', false),
+      fail: rule('fail'),
+      throttle: rule('throttle'),
+      release: rule('release'),
+    };
   }
 
   /** At shutdown: settlement calls are not repeated after this local time. */
@@ -70,7 +90,12 @@ export class OutcomeSettler {
     this.parts.completer.stopRepeatingAt(ms);
   }
 
-  async settle(running: RunningJob, outcome: HandlerOutcome): Promise<SettledOutcome> {
+  /**
+   * Not itself async (one promise less per job): each branch is an async method, and the one
+   * caller awaits it inside a try, where a throw here (a handler's error whose properties throw)
+   * lands as a rejection would.
+   */
+  settle(running: RunningJob, outcome: HandlerOutcome): Promise<SettledOutcome> {
     if (outcome.ok) {
       let result: string;
       try {
@@ -89,14 +114,9 @@ export class OutcomeSettler {
 
   private async complete(running: RunningJob, value: unknown, result: string): Promise<SettledOutcome> {
     const { record, claim } = running;
-    // The Completer repeats its batch under the batch's request id; once it gives up on a
-    // transient error the outcome is unknown, and sending again under a new id could read
-    // STALE for a completion that happened, so only refusals are tried again here.
-    const completed = await this.attempt(
-      running,
-      'complete',
-      () => this.parts.completer.complete({ claim, result }, running.leaseValidUntil),
-      false,
+    // (repeated as repeatRules.complete says)
+    const completed = await this.attempt(running, 'complete', () =>
+      this.parts.completer.complete({ claim, result }, running.leaseValidUntil),
     );
     if (completed === GAVE_UP) return 'unknown';
     if (!completed) return this.stale(running);
@@ -164,11 +184,11 @@ export class OutcomeSettler {
     running: RunningJob,
     verb: SettleVerb,
     call: (requestId: string) => Promise<T>,
-    repeatUnknown = true,
   ): Promise<T | typeof GAVE_UP> {
-    const { queue, observer, repeatForMs, logger } = this.parts;
-    const repeat = { verb, repeatUnknown, repeatForMs, stopsAt: () => this.stopAtMs, logger };
-    return observer.aroundSettle(queue, running.record, verb, () => repeatSettlement(running, call, repeat));
+    const repeat = this.repeatRules[verb];
+    return this.parts.observer.aroundSettle(this.parts.queue, running.record, verb, () =>
+      repeatSettlement(running, call, repeat),
+    );
   }
 
   private stale(running: RunningJob): SettledOutcome {

@@ -1,6 +1,7 @@
 import { JobAbortedError } from '../errors';
 import { JobTimeoutError } from '../flow-errors';
 import type { ClaimedJobRecord, ClaimRef } from '../scripts';
+import type { Job } from './job';
 
 /** One claimed job while this process holds it: its claim, its abort switch, its lease as seen locally. */
 export class RunningJob {
@@ -15,6 +16,17 @@ export class RunningJob {
    * outcome never became known. Only a recorded release lets the runner skip settling.
    */
   released?: Promise<boolean>;
+  // The runtime's bookkeeping of this job lives on it, not in WeakMaps keyed by it: a field
+  // costs less than a weak map's lookup (more so before the JIT warms up), and weak entries
+  // cost the garbage collector, for every claimed job.
+  /** When its handler started (monotonicMs), while JobSlots runs it. */
+  startedAt?: number;
+  /** The Job its handler received (JobRunner), once built. */
+  job?: Job;
+  /** How long its handler ran, once it returned, threw or was timed out (SettlementReports). */
+  handlerMs?: number;
+  /** Whether its settlement was reported to the observer (SettlementReports: once per job). */
+  reported = false;
 
   constructor(
     readonly record: ClaimedJobRecord,

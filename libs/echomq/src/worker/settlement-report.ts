@@ -10,11 +10,6 @@ import type { RuntimeObserver } from './runtime-observer';
  * an observer that throws is logged, and the job's event still goes out.
  */
 export class SettlementReports {
-  /** How long each job's handler ran, once it returned (or timed out). */
-  private readonly handlerMs = new WeakMap<RunningJob, number>();
-  /** Jobs already reported: later reports of them are ignored. */
-  private readonly reported = new WeakSet<RunningJob>();
-
   constructor(
     private readonly queue: string,
     private readonly observer: Pick<RuntimeObserver, 'settled'>,
@@ -23,15 +18,15 @@ export class SettlementReports {
 
   /** The job's handler returned, threw or was timed out after `ms`: a report of it can go now. */
   handlerReturned(running: RunningJob, ms: number): void {
-    this.handlerMs.set(running, ms);
+    running.handlerMs = ms;
   }
 
   /** Reports the job's outcome, unless it was reported already (its handlerMs absent if it never returned). */
   report(running: RunningJob, outcome: SettledOutcome): void {
-    if (this.reported.has(running)) return;
-    this.reported.add(running);
+    if (running.reported) return;
+    running.reported = true;
     try {
-      this.observer.settled(this.queue, running.record, outcome, this.handlerMs.get(running));
+      this.observer.settled(this.queue, running.record, outcome, running.handlerMs);
     } catch (error) {
       this.logger.error(`A settled observer of ${this.queue} threw: ${(error as Error).message}`);
     }

@@ -42,7 +42,8 @@ export const CLAIM_LUA = luaScript(
 --            lane, priority, its own timeout ms (nil when none), its schedule key (nil when
 --            it is no schedule's occurrence), 1 when it is a crash suspect else 0, the trace
 --            context its producer left on it (row 'tc'; nil when none) }
--- Record:  the lease deadline; every job of one claim has it as its score in active.
+-- Record:  the lease deadline; every job of one claim has it as its score in active (a set of
+--          more than 16 jobs kept a skiplist: see into_active).
 -- Event:   'promoted' (when due jobs moved), 'claimed' with the ids.
 -- Metric:  'claimed'; 'isolated' for a crash suspect handed out alone.
 `,
@@ -83,27 +84,44 @@ local function next_run_at()
   return a or b or -1
 end
 
--- The row's fields one claimed job's reply needs (f[1] .. f[18]).
+-- The row's fields one claimed job's reply needs (f[1] .. f[16]); a repeat also reads the
+-- claimant and the claiming worker's budget (f[17], f[18]). Each field named costs a scan of the
+-- row, so a claim names only what it uses.
 local function read_row(row)
-  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'c', 'w', 'sk', 'x', 'tc')
+  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'sk', 'x', 'tc')
 end
 
-local function describe(out, id, row, f, attempts, claimant, max)
+local function read_claimed_row(row)
+  return redis.call('HMGET', row, 'd', 'd2', 'd3', 'd4', 'dn', 'n', 'm', 'b', 'a', 'o', 'l', 'y', 't', 'sk', 'x', 'tc', 'c', 'w')
+end
+
+-- Appends one job's reply values at out[at + 1] .. out[at + 14] (out's length, which # would
+-- look up for each value); returns the new length.
+local function describe(out, at, id, row, f, attempts, claimant, max)
   local lane, level = place(f[11], f[12])
-  out[#out + 1] = id
-  out[#out + 1] = attempts
-  out[#out + 1] = claimant
-  out[#out + 1] = get_data(row, f)
-  out[#out + 1] = f[6]
-  out[#out + 1] = max
-  out[#out + 1] = f[8]
-  out[#out + 1] = f[10]
-  out[#out + 1] = lane
-  out[#out + 1] = level
-  out[#out + 1] = f[13]
-  out[#out + 1] = f[16]
-  out[#out + 1] = f[17] and 1 or 0
-  out[#out + 1] = f[18]
+  out[at + 1], out[at + 2], out[at + 3], out[at + 4] = id, attempts, claimant, get_data(row, f)
+  out[at + 5], out[at + 6], out[at + 7], out[at + 8] = f[6], max, f[8], f[10]
+  out[at + 9], out[at + 10], out[at + 11], out[at + 12] = lane, level, f[13], f[14]
+  out[at + 13], out[at + 14] = f[15] and 1 or 0, f[16]
+  return at + 14
+end
+
+-- The claimed ids into active at their lease deadline. A sorted set of up to
+-- zset-max-listpack-entries (128) short members is a listpack, where each insert scans the whole
+-- set and moves its tail: a ZADD of 50 ids into an active set of 50 costs about eight times what
+-- it costs in the skiplist Redis uses for larger sets (bench/script-cost.ts shows the drain).
+-- Once active would hold more than ACTIVE_LISTPACK_MOST jobs, a 128-byte member (longer than
+-- zset-max-listpack-value, 64 by default; a server set higher keeps the listpack, as before)
+-- makes Redis convert it, and is taken out again before anything else runs: active holds
+-- exactly the claimed jobs when the script ends, and Redis never turns a skiplist back into a
+-- listpack (a set that empties is deleted, and starts small again).
+local ACTIVE_LISTPACK_MOST = 16
+local function into_active(active, deadline, ids)
+  local seed = (#ids > ACTIVE_LISTPACK_MOST or #ids + redis.call('ZCARD', active) > ACTIVE_LISTPACK_MOST)
+    and redis.call('OBJECT', 'ENCODING', active) ~= 'skiplist' and string.rep('~', 128)
+  if seed then redis.call('ZADD', active, 0, seed) end
+  zadd_all(active, deadline, ids)
+  if seed then redis.call('ZREM', active, seed) end
 end
 
 local prior = replayed(KEYS[2])
@@ -111,13 +129,14 @@ if prior then
   local deadline = tonumber(prior)
   local out = { next_run_at(), deadline, -1, now, 0 }
   local mine = claimant_prefix .. '.'
+  local at = #out
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], deadline, deadline)) do
     local row = prefix .. id
-    local f = read_row(row)
-    local held_by = f[14]
+    local f = read_claimed_row(row)
+    local held_by = f[17]
     -- exactly <prefix>.<index>: a prefix may itself contain dots ('p' must not match 'p.1.0')
     if held_by and string.sub(held_by, 1, #mine) == mine and string.match(string.sub(held_by, #mine + 1), '^%d+$') then
-      describe(out, id, row, f, tonumber(f[9]), held_by, budget(f[7], f[15] or worker_max))
+      at = describe(out, at, id, row, f, tonumber(f[9]), held_by, budget(f[7], f[18] or worker_max))
     end
   end
   return out
@@ -189,6 +208,7 @@ if s.rm and s.rw then
 end
 
 local out = header(-1)
+local out_len = #out
 local ids = {}
 local orphans = 0
 local left = want
@@ -268,18 +288,17 @@ while left > 0 and level >= 0 do
       if top[4] then room = math.min(room, math.floor((tonumber(top[4]) - pass) * weight + 1e-9) + 1) end
       local key = pending_key(level, lane)
       local taken, got, skipped = {}, 0, 0
-      local function take(id, f)
+      local function take(id, row, f)
         taken[#taken + 1] = id
         if not f[1] then
           -- A member without a row breaks invariant 2; drop it rather than hand out an empty job.
           orphans = orphans + 1
           return
         end
-        local row = prefix .. id
         local claimant = claimant_prefix .. '.' .. #ids
         -- attempts + 1 and the claimant in one HSET (the script is atomic, so read-then-write is safe)
         local attempts = (tonumber(f[9]) or 0) + 1
-        describe(out, id, row, f, attempts, claimant, budget(f[7], worker_max))
+        out_len = describe(out, out_len, id, row, f, attempts, claimant, budget(f[7], worker_max))
         if f[7] then
           redis.call('HSET', row, 'a', attempts, 'c', claimant)
         else
@@ -291,7 +310,10 @@ while left > 0 and level >= 0 do
       end
       if not watch then
         local popped = redis.call('ZPOPMIN', key, room)
-        for i = 1, #popped, 2 do take(popped[i], read_row(prefix .. popped[i])) end
+        for i = 1, #popped, 2 do
+          local row = prefix .. popped[i]
+          take(popped[i], row, read_row(row))
+        end
       else
         -- Watching for suspects, the jobs are read before they leave pending (ZRANGE, then ZREM
         -- of those taken): a suspect that may not be taken is skipped, and stays where it is.
@@ -301,12 +323,13 @@ while left > 0 and level >= 0 do
           if #heads == 0 then break end
           offset = offset + #heads
           for _, id in ipairs(heads) do
-            local f = read_row(prefix .. id)
-            if not (f[1] and f[17]) then
-              take(id, f)
+            local row = prefix .. id
+            local f = read_row(row)
+            if not (f[1] and f[15]) then
+              take(id, row, f)
             elseif suspects == 'alone' and #ids == 0 then
               -- Met first by a call whose worker holds nothing else: it runs alone.
-              take(id, f)
+              take(id, row, f)
               alone = true
               break
             else
@@ -362,7 +385,7 @@ for _, lane in ipairs(started) do
   if counted(lane) then redis.call('HINCRBY', K_LANE_ACTIVE, lane, rules[lane].started) end
 end
 if #ids > 0 then
-  zadd_all(KEYS[4], deadline, ids)
+  into_active(KEYS[4], deadline, ids)
   redis.call('HINCRBY', KEYS[6], 'claimed', #ids)
   emit(KEYS[7], maxlen, 'type', 'claimed', 'ids', table.concat(ids, ','))
   if s.rm and s.rw then
