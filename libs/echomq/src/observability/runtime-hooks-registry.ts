@@ -68,9 +68,13 @@ export class RuntimeHooksRegistry implements Required<RuntimeHooks> {
    * after it, or resolves to something else, changes nothing but a log line), so a broken
    * observer can neither stop a handler or a settlement nor change what it returned.
    */
-  private nest<T>(name: string, run: () => Promise<T>, wrap: Around): Promise<T> {
+  private nest<T>(name: 'aroundHandler' | 'aroundSettle', run: () => Promise<T>, wrap: Around): Promise<T> {
+    // Only observers that define the hook wrap it; with none (the metrics define neither), every
+    // job runs `run` as it is, with no closures built for it.
+    const wrapping = this.observers.filter((hooks) => hooks[name] !== undefined);
+    if (wrapping.length === 0) return run();
     let inner = run;
-    for (const hooks of [...this.observers].reverse()) {
+    for (const hooks of wrapping.reverse()) {
       const next = inner;
       inner = () => {
         let started: Promise<T> | undefined;
