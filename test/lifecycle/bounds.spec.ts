@@ -12,6 +12,7 @@ import {
   promoteDue,
   readJobView,
   reapExpired,
+  ENQUEUE_MANY_MAX,
   SCRIPT_BATCH_MAX,
   type ScriptContext,
 } from '@app/echomq/internal';
@@ -52,15 +53,16 @@ describe('batch bounds: every call moves a bounded number of jobs, all or nothin
 
   it('enqueues the documented maximum in one call, and refuses one more before sending anything', async () => {
     const ctx = context();
-    const ids = await enqueueN(ctx, SCRIPT_BATCH_MAX);
-    expect(await redis.zcard(ctx.keys.pending)).toBe(SCRIPT_BATCH_MAX);
+    const records = Array.from({ length: ENQUEUE_MANY_MAX }, () => jobRecord(mint()));
+    const ids = (await enqueueJobs(ctx, records, TTL)).map((outcome) => outcome.id);
+    expect(await redis.zcard(ctx.keys.pending)).toBe(ENQUEUE_MANY_MAX);
     await expectConsistent(redis, ctx.keys);
 
     const before = await keyCount(ctx);
-    const tooMany = Array.from({ length: SCRIPT_BATCH_MAX + 1 }, () => jobRecord(mint()));
+    const tooMany = Array.from({ length: ENQUEUE_MANY_MAX + 1 }, () => jobRecord(mint()));
     await expect(enqueueJobs(ctx, tooMany, TTL)).rejects.toBeInstanceOf(InvalidArgumentError);
     expect(await keyCount(ctx)).toBe(before);
-    expect(ids).toHaveLength(SCRIPT_BATCH_MAX);
+    expect(ids).toHaveLength(ENQUEUE_MANY_MAX);
   });
 
   it('claims the maximum in one call (past Lua unpack limits) with every claimed job in active and nowhere else', async () => {

@@ -23,7 +23,7 @@ import {
   type ScriptContext,
 } from '@app/echomq/internal';
 import { replayWindow } from '@app/echomq/scripts/context';
-import { SCRIPT_BATCH_MAX, TRACE_CONTEXT_MAX_BYTES } from '@app/echomq/scripts/limits';
+import { ENQUEUE_MANY_MAX, SCRIPT_BATCH_MAX, TRACE_CONTEXT_MAX_BYTES } from '@app/echomq/scripts/limits';
 import { runScript } from '@app/echomq/scripts/run-script';
 import { IDEMPOTENCY_TTL_MS, LATER_MS, LEASE_MS, type Model, type WriteKind } from '../reference';
 import { definitionSha1 } from '../schedules';
@@ -263,9 +263,9 @@ export class Refused extends Step {
         };
       }
       case 'enqueueOver': {
-        // The size check comes first: one id given SCRIPT_BATCH_MAX + 1 times, across groups or in one.
+        // The size check comes first: one id given ENQUEUE_MANY_MAX + 1 times, across groups or in one.
         const job = record(mint());
-        const all = Array.from({ length: SCRIPT_BATCH_MAX + 1 }, () => job);
+        const all = Array.from({ length: ENQUEUE_MANY_MAX + 1 }, () => job);
         const groups = i % 2 === 0 ? [all] : [all.slice(0, 400), all.slice(400)];
         const requestId = r.requestId('enqueue');
         return {

@@ -51,16 +51,8 @@ if ARGV[11] ~= '' then int_arg(11, 1, 1000000) end
 int_arg(12, 0, 1000000000000000)
 int_arg(13, 0, 1000000000000000)
 local backoff = ARGV[14]
-if backoff ~= '' then
-  local ok, policy = false, nil
-  if #backoff <= 256 then ok, policy = pcall(cjson.decode, backoff) end
-  if not ok or type(policy) ~= 'table' or (policy.type ~= 'fixed' and policy.type ~= 'exponential') then
-    refuse('ARGV[14] must be a fixed or exponential backoff policy as JSON (at most 256 bytes)')
-  end
-end
-if ARGV[15] ~= '' and (#ARGV[15] > 64 or not string.match(ARGV[15], '^[%w_.:@+=-]+$')) then
-  refuse('ARGV[15] must be a lane name (1 to 64 of A-Z a-z 0-9 _ . : @ + = -)')
-end
+if backoff ~= '' then check_backoff(14) end
+if ARGV[15] ~= '' then check_lane(15) end
 if ARGV[16] ~= '' then int_arg(16, 0, TOP_LEVEL) end
 if ARGV[17] ~= '' then int_arg(17, 1, 604800000) end
 local trace = ARGV[18] or ''

@@ -1,4 +1,4 @@
-import { TRACE_CONTEXT_MAX_BYTES } from '../limits';
+import { ENQUEUE_MANY_MAX, TRACE_CONTEXT_MAX_BYTES } from '../limits';
 import { luaScript } from './prelude';
 
 export const ENQUEUE_LUA = luaScript(
@@ -11,7 +11,8 @@ export const ENQUEUE_LUA = luaScript(
 -- KEYS[3] pending   KEYS[4] schedule   KEYS[5] metrics   KEYS[6] events   KEYS[7] wake
 -- ARGV[1] row prefix emq:{q}:job:   ARGV[2] idempotency prefix emq:{q}:idem:
 -- ARGV[3] events max length   ARGV[4] idempotency TTL ms   ARGV[5] replay window ms
--- ARGV[6] group count G   ARGV[7 .. 6+G] jobs in each group
+-- ARGV[6] group count G   ARGV[7 .. 6+G] jobs in each group (at most ${ENQUEUE_MANY_MAX} jobs in all;
+--         a longer call is refused before anything is written)
 -- then per job 12 values: id, data, name ('' none), max attempts ('' none: the serving
 --           worker's applies), delay ms (0 none), run-at ms since epoch (0 none),
 --           idempotency key ('' none), backoff policy as JSON ('' none: the serving worker's),
@@ -25,48 +26,35 @@ export const ENQUEUE_LUA = luaScript(
 -- Event:   'enqueued' with the ids created.
 `,
   `
-local prefix, idem_prefix = ARGV[1], ARGV[2]
+local ENQUEUE_MAX = ${ENQUEUE_MANY_MAX}
+local PER_JOB = 12
+-- ARGV is read tens of thousands of times in a call of ENQUEUE_MAX jobs: a local is cheaper
+-- than the global.
+local argv = ARGV
+local prefix, idem_prefix = argv[1], argv[2]
 local maxlen = int_arg(3, 1, 1000000000)
 local idem_ttl = int_arg(4, 1, 1000000000000)
 local replay_ttl = int_arg(5, 1, 1000000000000)
-local groups = int_arg(6, 1, BATCH_MAX)
+local groups = int_arg(6, 1, ENQUEUE_MAX)
 local sizes, total = {}, 0
 for g = 1, groups do
-  sizes[g] = int_arg(6 + g, 1, BATCH_MAX)
+  sizes[g] = int_arg(6 + g, 1, ENQUEUE_MAX)
   total = total + sizes[g]
 end
-local PER_JOB = 12
 local first = 7 + groups
-if total > BATCH_MAX or #ARGV ~= first - 1 + total * PER_JOB then
-  refuse('expected ' .. total .. ' jobs of ' .. PER_JOB .. ' arguments (at most ' .. BATCH_MAX .. ')')
+if total > ENQUEUE_MAX or #argv ~= first - 1 + total * PER_JOB then
+  refuse('expected ' .. total .. ' jobs of ' .. PER_JOB .. ' arguments (at most ' .. ENQUEUE_MAX .. ')')
 end
--- A stored backoff is read back by workers of any version: only a small object naming a
--- policy a row can hold (fixed or exponential; a function cannot be stored).
-local function check_backoff(i)
-  local text = ARGV[i]
-  if text == '' then return end
-  local ok, policy = false, nil
-  if #text <= 256 then ok, policy = pcall(cjson.decode, text) end
-  if not ok or type(policy) ~= 'table' or (policy.type ~= 'fixed' and policy.type ~= 'exponential') then
-    refuse('ARGV[' .. i .. '] must be a fixed or exponential backoff policy as JSON (at most 256 bytes)')
-  end
-end
-local function check_lane(i)
-  local lane = ARGV[i]
-  if lane ~= '' and (#lane > 64 or not string.match(lane, '^[%w_.:@+=-]+$')) then
-    refuse('ARGV[' .. i .. '] must be a lane name (1 to 64 of A-Z a-z 0-9 _ . : @ + = -)')
-  end
-end
-for i = 0, total - 1 do
-  local base = first + i * PER_JOB
-  if ARGV[base + 3] ~= '' then int_arg(base + 3, 1, 1000000) end
-  int_arg(base + 4, 0, 1000000000000000)
-  int_arg(base + 5, 0, 1000000000000000)
-  check_backoff(base + 7)
-  check_lane(base + 8)
-  if ARGV[base + 9] ~= '' then int_arg(base + 9, 0, TOP_LEVEL) end
-  if ARGV[base + 10] ~= '' then int_arg(base + 10, 1, 604800000) end
-  if #ARGV[base + 11] > ${TRACE_CONTEXT_MAX_BYTES} then
+-- Most jobs carry none of these: each check is skipped on its value's "none" ('' or '0').
+for base = first, first + (total - 1) * PER_JOB, PER_JOB do
+  if argv[base + 3] ~= '' then int_arg(base + 3, 1, 1000000) end
+  if argv[base + 4] ~= '0' then int_arg(base + 4, 0, 1000000000000000) end
+  if argv[base + 5] ~= '0' then int_arg(base + 5, 0, 1000000000000000) end
+  if argv[base + 7] ~= '' then check_backoff(base + 7) end
+  if argv[base + 8] ~= '' then check_lane(base + 8) end
+  if argv[base + 9] ~= '' then int_arg(base + 9, 0, TOP_LEVEL) end
+  if argv[base + 10] ~= '' then int_arg(base + 10, 1, 604800000) end
+  if #argv[base + 11] > ${TRACE_CONTEXT_MAX_BYTES} then
     refuse('ARGV[' .. (base + 11) .. '] must be a trace context of at most ${TRACE_CONTEXT_MAX_BYTES} bytes')
   end
 end
@@ -88,7 +76,7 @@ if prior then
       for _ = 1, sizes[g] do
         job = job + 1
         local matched = rec.m[tostring(job)]
-        reply[#reply + 1] = matched or ARGV[first + (job - 1) * PER_JOB]
+        reply[#reply + 1] = matched or argv[first + (job - 1) * PER_JOB]
         reply[#reply + 1] = matched and 0 or 1
       end
       out[g] = reply
@@ -98,47 +86,52 @@ if prior then
 end
 
 -- Plan (reads only). Idempotency keys bind in call order, as if the groups ran one by one;
--- a refused group binds nothing.
+-- a refused group binds nothing: what it took is given back when it clashes.
 local rows = {}
-for i = 0, total - 1 do rows[#rows + 1] = prefix .. ARGV[first + i * PER_JOB] end
+for j = 1, total do rows[j] = prefix .. argv[first + (j - 1) * PER_JOB] end
 local any_row = exists_any(rows) -- one check for the whole call; per row only on a clash
-local bound, taken = {}, {}
-local out, fresh = {}, {}
+local taken, bound = {}, {} -- the ids and idempotency keys the groups so far took
+local out, fresh, made = {}, {}, 0 -- fresh[1 .. made]: the jobs to create, by their place j
 local rec = { m = {}, e = {} }
 local start = 0
 for g = 1, groups do
-  local reply, group_fresh, group_bound, group_taken, group_matched = { 'OK' }, {}, {}, {}, {}
-  local clash = nil
-  for job = start + 1, start + sizes[g] do
-    local base = first + (job - 1) * PER_JOB
-    local id, idem = ARGV[base], ARGV[base + 6]
+  -- (counters, not #: a length is a search, and these lists grow by one per job)
+  local reply, r, mark, clash, matched, keys = { 'OK' }, 1, made, nil, nil, nil
+  for j = start + 1, start + sizes[g] do
+    local base = first + (j - 1) * PER_JOB
+    local id, idem = argv[base], argv[base + 6]
     local existing = false
-    if idem ~= '' then
-      existing = group_bound[idem] or bound[idem] or redis.call('GET', idem_prefix .. idem)
-    end
+    if idem ~= '' then existing = bound[idem] or redis.call('GET', idem_prefix .. idem) end
     if existing then
-      reply[#reply + 1] = existing
-      reply[#reply + 1] = 0
-      group_matched[tostring(job)] = existing
-    elseif taken[id] or group_taken[id] or (any_row and redis.call('EXISTS', prefix .. id) == 1) then
+      reply[r + 1], reply[r + 2], r = existing, 0, r + 2
+      matched = matched or {}
+      matched[tostring(j)] = existing
+    elseif taken[id] or (any_row and redis.call('EXISTS', rows[j]) == 1) then
       clash = id
       break
     else
-      group_taken[id] = true
-      if idem ~= '' then group_bound[idem] = id end
-      group_fresh[#group_fresh + 1] = base
-      reply[#reply + 1] = id
-      reply[#reply + 1] = 1
+      taken[id] = true
+      if idem ~= '' then
+        bound[idem] = id
+        keys = keys or {}
+        keys[#keys + 1] = idem
+      end
+      made = made + 1
+      fresh[made] = j
+      reply[r + 1], reply[r + 2], r = id, 1, r + 2
     end
   end
   if clash then
+    for k = made, mark + 1, -1 do
+      taken[argv[first + (fresh[k] - 1) * PER_JOB]] = nil
+      fresh[k] = nil
+    end
+    made = mark
+    for _, idem in ipairs(keys or {}) do bound[idem] = nil end
     out[g] = { 'EMQ_EXISTS', clash }
     rec.e[tostring(g)] = clash
   else
-    for k, v in pairs(group_bound) do bound[k] = v end
-    for k in pairs(group_taken) do taken[k] = true end
-    for k, v in pairs(group_matched) do rec.m[k] = v end
-    for _, base in ipairs(group_fresh) do fresh[#fresh + 1] = base end
+    for k, v in pairs(matched or {}) do rec.m[k] = v end
     out[g] = reply
   end
   start = start + sizes[g]
@@ -147,44 +140,62 @@ end
 -- Write.
 local now = now_ms()
 local ids = {}
--- Pending jobs by lane and level, in call order: one ZADD and one offer per group.
-local waiting, order = {}, {}
-for _, base in ipairs(fresh) do
-  local id, name, idem = ARGV[base], ARGV[base + 2], ARGV[base + 6]
-  local max, backoff = ARGV[base + 3], ARGV[base + 7]
-  local lane, level = place(ARGV[base + 8] ~= '' and ARGV[base + 8] or nil, ARGV[base + 9])
-  local timeout, trace = ARGV[base + 10], ARGV[base + 11]
-  local delay, run_at = tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
-  local fields = {}
-  put_data(fields, ARGV[base + 1])
-  -- Only a job's own settings go on its row; without them the serving worker's apply (claim).
-  put_own(fields, name, max, backoff, lane, level, timeout)
-  if trace ~= '' then
-    fields[#fields + 1] = 'tc'
-    fields[#fields + 1] = trace
+-- One HSET list for every job with settings of its own, reused: n says how much is the job's.
+local fields, n = {}, 0
+-- Pending jobs by level and lane: one ZADD and one offer per lane and level, offered in the
+-- order the call first names them (a held lane notes its levels in that order). Most jobs
+-- have neither (the default lane at level 0): their list is at hand, without the lookups.
+local plain, np, order = {}, 0, {}
+local waiting = { [0] = { [DEFAULT_LANE] = plain } }
+for k = 1, made do
+  local j = fresh[k]
+  local base = first + (j - 1) * PER_JOB
+  local id, name, max, idem = argv[base], argv[base + 2], argv[base + 3], argv[base + 6]
+  local backoff, lane_arg, level_arg = argv[base + 7], argv[base + 8], argv[base + 9]
+  local timeout, trace = argv[base + 10], argv[base + 11]
+  local lane, level = DEFAULT_LANE, 0
+  if lane_arg ~= '' or level_arg ~= '' then lane, level = place(lane_arg ~= '' and lane_arg or nil, level_arg) end
+  ids[k] = id
+  if name == '' and max == '' and idem == '' and backoff == '' and timeout == '' and trace == ''
+      and lane == DEFAULT_LANE and level == 0 then
+    -- The common row: its payload alone.
+    put_row_data(rows[j], argv[base + 1])
+  else
+    n = put_data(fields, argv[base + 1], 0)
+    -- Only a job's own settings go on its row; without them the serving worker's apply (claim).
+    n = put_own(fields, name, max, backoff, lane, level, timeout, n)
+    if trace ~= '' then fields[n + 1], fields[n + 2], n = 'tc', trace, n + 2 end
+    if idem ~= '' then
+      fields[n + 1], fields[n + 2], n = 'k', idem, n + 2
+      redis.call('SET', idem_prefix .. idem, id, 'PX', idem_ttl)
+    end
+    redis.call('HSET', rows[j], unpack(fields, 1, n))
   end
-  if idem ~= '' then
-    fields[#fields + 1] = 'k'
-    fields[#fields + 1] = idem
-    redis.call('SET', idem_prefix .. idem, id, 'PX', idem_ttl)
-  end
-  redis.call('HSET', prefix .. id, unpack(fields))
-  if run_at <= 0 and delay > 0 then run_at = now + delay end
+  local run_at = argv[base + 5] ~= '0' and tonumber(argv[base + 5]) or 0
+  if run_at <= 0 and argv[base + 4] ~= '0' then run_at = now + tonumber(argv[base + 4]) end
   if run_at > now then
     redis.call('ZADD', KEYS[4], run_at, id)
+  elseif lane == DEFAULT_LANE and level == 0 then
+    if np == 0 then order[#order + 1] = { DEFAULT_LANE, 0 } end
+    np = np + 1
+    plain[np] = id
   else
-    local at = level .. ':' .. lane
-    if not waiting[at] then
-      waiting[at] = { lane = lane, level = level, ids = {} }
-      order[#order + 1] = at
+    local lanes = waiting[level]
+    if not lanes then
+      lanes = {}
+      waiting[level] = lanes
     end
-    local group = waiting[at].ids
+    local group = lanes[lane]
+    if not group then
+      group = {}
+      lanes[lane] = group
+      order[#order + 1] = { lane, level }
+    end
     group[#group + 1] = id
   end
-  ids[#ids + 1] = id
 end
 for _, at in ipairs(order) do
-  into_pending(waiting[at].lane, waiting[at].level, waiting[at].ids)
+  into_pending(at[1], at[2], waiting[at[2]][at[1]])
 end
 
 if #ids > 0 then

@@ -208,22 +208,43 @@ end
 -- many entries), so large payloads are stored whole.
 local CHUNK = 63
 local READ_AHEAD = 4
-local function put_data(fields, data)
+local WHOLE_PAST = 7000
+-- (names built once: a number turned into a string costs more than the HSET argument it makes)
+local CHUNK_NAMES = { 'd', 'd2', 'd3', 'd4' }
+-- Appends the payload's fields to an HSET list: after fields[n] when n is given (a list
+-- reused from job to job, whose length # does not tell), else after its last element.
+-- Returns the list's new length.
+local function put_data(fields, data, n)
+  n = n or #fields
   local len = #data
-  fields[#fields + 1] = 'd'
-  if len <= CHUNK or len > 7000 then
-    fields[#fields + 1] = data
-    return
+  if len <= CHUNK or len > WHOLE_PAST then
+    fields[n + 1], fields[n + 2] = 'd', data
+    return n + 2
   end
-  fields[#fields + 1] = string.sub(data, 1, CHUNK)
-  local n = math.ceil(len / CHUNK)
-  for i = 2, n do
-    fields[#fields + 1] = 'd' .. i
-    fields[#fields + 1] = string.sub(data, (i - 1) * CHUNK + 1, i * CHUNK)
+  local count = math.ceil(len / CHUNK)
+  for i = 1, count do
+    fields[n + 1], fields[n + 2] = CHUNK_NAMES[i] or ('d' .. i), string.sub(data, (i - 1) * CHUNK + 1, i * CHUNK)
+    n = n + 2
   end
-  if n > READ_AHEAD then
-    fields[#fields + 1] = 'dn'
-    fields[#fields + 1] = n
+  if count > READ_AHEAD then
+    fields[n + 1], fields[n + 2] = 'dn', count
+    n = n + 2
+  end
+  return n
+end
+
+-- HSET of a new row that holds its payload and nothing else, laid out as put_data does: most
+-- enqueued jobs, so a payload of one or two chunks goes to Redis without an HSET list built
+-- and unpacked for it (enqueue writes up to ENQUEUE_MANY_MAX rows per call).
+local function put_row_data(row, data)
+  local len = #data
+  if len <= CHUNK or len > WHOLE_PAST then
+    redis.call('HSET', row, 'd', data)
+  elseif len <= 2 * CHUNK then
+    redis.call('HSET', row, 'd', string.sub(data, 1, CHUNK), 'd2', string.sub(data, CHUNK + 1))
+  else
+    local fields = {}
+    redis.call('HSET', row, unpack(fields, 1, put_data(fields, data, 0)))
   end
 end
 
