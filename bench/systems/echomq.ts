@@ -147,7 +147,7 @@ export const echomq: QueueSystem = {
   label: 'EchoMQ',
   settings: [
     'producer: QueueService in a Nest application context (EchoMqModule.forRoot, no processors); enqueue() per job, enqueueMany() per batch',
-    'worker: one @Processor class (async process() { }) per queue in its own Nest application context, queues.<name> = { concurrency, retainCompletedMs: 0 }; other options at their defaults (maxAttempts 3, lease 30 s, reaper every 1 s)',
+    'worker: one @Processor class (async process() { }) per queue in its own Nest application context, queues.<name> = { concurrency, retainCompletedMs: 0 }; other options at their defaults (maxAttempts 3, lease 30 s, reaper driven by deadlines, looking at each queue at least every 30 s)',
     "producer-side completion (latency figure only): QueueService.waitFor(queue, id) after enqueue resolves; the queue's event reader is started before the first job",
   ],
   bulkCallMax: ENQUEUE_MANY_MAX,

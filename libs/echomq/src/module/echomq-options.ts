@@ -30,7 +30,7 @@ export interface ReaperOptions {
    * is shorter is looked at once per lease. Each process starts at a random phase.
    */
   readonly intervalMs?: number;
-  /** Most jobs moved per script call, 1 to 1,000 (SCRIPT_BATCH_MAX); a look keeps calling while more remain, up to 10 calls. Default 500. */
+  /** Most jobs moved per script call, 1 to 500 (SCRIPT_BATCH_MAX); a look keeps calling while more remain, up to 10 calls. Default 500. */
   readonly batch?: number;
 }
 
