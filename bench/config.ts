@@ -73,7 +73,8 @@ export const FULL: BenchConfig = {
   bulk: { jobs: 50_000, batch: BULK_BATCH },
   drain: { jobs: 20_000, points: ALL_POINTS, warmUpJobs: 5_000 },
   cold: { jobs: 20_000, points: ALL_POINTS },
-  idle: { queues: 10, settleMs: 5_000, windowMs: 60_000, rounds: 3 },
+  // Settled past the node lease's parking (10 s without a mint), so the window sees the steady state.
+  idle: { queues: 10, settleMs: 15_000, windowMs: 60_000, rounds: 3 },
   latency: { ratePerSecond: 500, jobs: 2_500, warmUpJobs: 250, concurrency: 10 },
   cost: { jobs: 20_000, inFlight: 100, concurrency: 50 },
   flow: {
