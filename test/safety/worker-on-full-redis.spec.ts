@@ -67,7 +67,8 @@ describe('a worker booted while Redis is full', () => {
       [Recorder],
     );
     // The reaper's turns (its timer's, looking at the queues that are due; every 50 ms here).
-    const ticks = jest.spyOn(worker.get(Reaper) as unknown as { turn(all: boolean): Promise<void> }, 'turn');
+    const reaper: { turn(all: boolean): Promise<void> } = worker.get<unknown>(Reaper) as never;
+    const ticks = jest.spyOn(reaper, 'turn');
     await waitUntil(() => [...waiting, later].every((id) => handled.has(id)), 'every job handled');
     await waitUntil(() => ticks.mock.calls.length >= 10, 'ten reaper turns on the full Redis');
     expect(await refusesWrites(admin)).toBe(true);

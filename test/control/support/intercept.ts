@@ -28,7 +28,7 @@ export function beforeEachCall(
         return async (command: { name?: string; args?: unknown[] }, ...rest: unknown[]) => {
           const isScript = command.name === 'eval' || command.name === 'evalsha';
           if (isScript && (command.args?.[0] === sha || command.args?.[0] === lua)) {
-            await before(calls++, command.args!.slice(2));
+            await before(calls++, command.args.slice(2));
           }
           return fn.apply(on, [command, ...rest]);
         };
