@@ -81,7 +81,10 @@ describe('an idle worker serving ten queues', () => {
       const perMinute = (total * 60_000) / WINDOW_MS;
       console.log(`idle worker, ten queues: ${perMinute} commands a minute`, Object.fromEntries(counts));
       expect(perMinute).toBeGreaterThan(0); // it still looks: the reaper and the blocked reads
-      expect(perMinute).toBeLessThanOrEqual(60);
+      // Most of it is the idle waits (a BLPOP and a claim per queue, an XREAD for the cancels, each
+      // every 5 s), which are what notices a blocked socket gone silent; the reaper, the registry and
+      // the node lease add about 30 a minute for ten queues.
+      expect(perMinute).toBeLessThanOrEqual(300);
     },
     WINDOW_MS + SETTLE_MS + 10_000,
   );

@@ -8,11 +8,10 @@ import { CuttableDelay } from '../connection/cuttable-delay';
 export type CancelListener = (id: string, attempt: number) => void;
 
 /**
- * How long one XREAD blocks when no job is removed: long, since a removal ends it at once and an
- * idle worker should cost Redis next to nothing (2 reads a minute); the connection's watchdog
- * notices a silent socket within this plus its grace.
+ * How long one XREAD blocks when no job is removed: a removal ends it at once; the bound is how
+ * soon the connection's watchdog notices a socket that went silent on its own.
  */
-const BLOCK_MS = 30_000;
+const BLOCK_MS = 5_000;
 const BATCH = 100;
 const RETRY_FIRST_MS = 20;
 const RETRY_MAX_MS = 250;

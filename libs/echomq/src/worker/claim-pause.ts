@@ -2,13 +2,13 @@ import type { ClaimBatch } from '../scripts';
 
 /**
  * Longest an idle loop blocks before it claims again anyway: a safety net for a wake token that
- * never came (its pusher's reply lost, a token taken by a process that died before claiming), not
- * a poll. Enqueues, retries, releases and resumes push tokens, and the wait is bounded by the next
- * run-at the claim reported, so nothing waits on this in the normal course. Long, so an idle queue
- * costs one BLPOP and one claim a minute; the blocking connection's watchdog notices a silent
- * socket within this plus its grace.
+ * never came, not a poll, and the bound within which a blocked connection that went silent on its
+ * own (its command connection healthy, so nothing else ends the read) is noticed by its watchdog.
+ * That second job keeps it short: at 60 s a worker whose wake socket alone was silenced by the
+ * network stayed deaf for a minute (chaos network-faults). It is the largest part of an idle
+ * worker's cost: one BLPOP and one claim per queue per bound.
  */
-export const IDLE_MAX_MS = 60_000;
+export const IDLE_MAX_MS = 5_000;
 /** Longest one sleep of a limited loop: a limit set far ahead (or cleared meanwhile) is looked at again by then. */
 export const LIMITED_SLEEP_MAX_MS = 60_000;
 
