@@ -210,7 +210,7 @@ export class Reaper {
     let moved = false;
     if (leaseDeadline !== null && leaseDeadline <= serverNow) {
       for (let call = 0; call < CALLS_PER_LOOK; call++) {
-        const outcome = await this.reap(queue, batch);
+        const outcome = await this.reap(queue, ctx, batch);
         moved ||= outcome.toPending + outcome.toDead > 0;
         if (!outcome.more) break;
       }
@@ -251,8 +251,7 @@ export class Reaper {
   }
 
   /** One reap call on `queue`; what it took back is told to the observers. */
-  private async reap(queue: string, batch: number) {
-    const ctx = this.queues.context(queue);
+  private async reap(queue: string, ctx: ScriptContext, batch: number) {
     const outcome = await reapExpired(ctx, batch, this.queues.queueOptions(queue));
     if (outcome.toPending + outcome.toDead > 0) {
       // Observers count a partitioned queue as one (metrics label the queue users name).
